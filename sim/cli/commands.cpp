@@ -1,0 +1,271 @@
+#include "sim/cli/commands.h"
+
+#include <chrono>
+#include <charconv>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "models/phold/phold.h"
+#include "sim/cli/scenario.h"
+#include "sim/errors.h"
+#include "sim/report.h"
+
+namespace po = boost::program_options;
+
+namespace cli {
+
+namespace {
+
+constexpr const char* usage_text = R"(ibnetsim: a discrete-event simulator of InfiniBand fabrics
+
+usage: ibnetsim COMMAND [options]
+       ibnetsim --version | --help
+
+commands:
+  run SCENARIO       run a scenario file and report its results
+  validate SCENARIO  check a scenario file (and overrides) without running it
+  params [MODEL]     list the models, or one model's parameters with units and ranges
+
+'ibnetsim COMMAND --help' describes a command's options.
+exit codes: 0 success, 2 bad input or options, 3 a model invariant was violated, 1 internal error.
+)";
+
+// Thrown for bad command-line usage; reported like bad input (exit 2).
+struct UsageError {
+  std::string message;
+};
+
+struct Parsed {
+  po::variables_map values;
+  std::vector<std::string> positional;
+};
+
+Parsed parse(const std::vector<std::string>& args, const po::options_description& options,
+             std::size_t max_positional) {
+  po::options_description all;
+  all.add(options);
+  all.add_options()("positional", po::value<std::vector<std::string>>(), "");
+  po::positional_options_description positional;
+  positional.add("positional", -1);
+  Parsed parsed;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), parsed.values);
+    po::notify(parsed.values);
+  } catch (const po::error& e) {
+    throw UsageError{e.what()};
+  }
+  if (parsed.values.count("positional"))
+    parsed.positional = parsed.values["positional"].as<std::vector<std::string>>();
+  if (parsed.positional.size() > max_positional)
+    throw UsageError{"unexpected argument '" + parsed.positional[max_positional] + "'"};
+  return parsed;
+}
+
+std::optional<std::uint64_t> parse_seed(const po::variables_map& values) {
+  if (!values.count("seed"))
+    return std::nullopt;
+  const std::string text = values["seed"].as<std::string>();
+  std::uint64_t seed = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), seed);
+  if (error != std::errc() || end != text.data() + text.size())
+    throw UsageError{"--seed expects an unsigned 64-bit integer, got '" + text + "'"};
+  return seed;
+}
+
+po::options_description scenario_options() {
+  po::options_description options("scenario options");
+  options.add_options()("set", po::value<std::vector<std::string>>()->composing(),
+                        "override one value: /json/pointer=value (repeatable); validated like the file")(
+      "seed", po::value<std::string>(), "override the scenario's seed");
+  return options;
+}
+
+Scenario load_from(const Parsed& parsed, const std::string& command) {
+  if (parsed.positional.empty())
+    throw UsageError{command + " needs a SCENARIO file"};
+  std::vector<std::string> overrides;
+  if (parsed.values.count("set"))
+    overrides = parsed.values["set"].as<std::vector<std::string>>();
+  return load_scenario(parsed.positional[0], overrides, parse_seed(parsed.values));
+}
+
+sim::ReportJson build_report(const Scenario& scenario, const phold::RunResult& result) {
+  sim::ReportJson report;
+  report["ibnetsim"] = IBNETSIM_VERSION;
+  sim::ReportJson about;
+  about["file"] = scenario.file;
+  about["name"] = scenario.name;
+  about["workload"] = "phold";
+  about["seed"] = scenario.seed;
+  report["scenario"] = about;
+  const sim::ReportJson config = scenario_config(scenario);
+  report["config"] = config;
+  report["config_digest"] = sim::digest_hex(config.dump());
+
+  const phold::Counters& c = result.counters;
+  sim::ReportJson results;
+  results["simulated_time_us"] = result.simulated_time.us();
+  results["events_handled"] = c.events_handled;
+  results["events_sent_remote"] = c.events_sent_remote;
+  results["remote_fraction_observed"] =
+      c.events_handled ? static_cast<double>(c.events_sent_remote) / static_cast<double>(c.events_handled) : 0.0;
+  results["events_per_lp_min"] = c.min_events_per_lp;
+  results["events_per_lp_max"] = c.max_events_per_lp;
+  results["events_per_lp_mean"] =
+      static_cast<double>(c.events_handled) / static_cast<double>(result.events_per_lp.size());
+  results["events_to_programs"] = c.events_to_programs;
+  results["events_from_programs"] = c.events_from_programs;
+  results["program_wakeups"] = result.program_wakeups;
+  results["kernel_events_dispatched"] = result.events_dispatched;
+  results["kernel_events_pending_at_end"] = result.events_pending;
+  results["events_per_simulated_us"] =
+      static_cast<double>(c.events_handled) / std::max(result.simulated_time.us(), 1e-6);
+  report["results"] = results;
+  return report;
+}
+
+int command_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description options("ibnetsim run SCENARIO [options]");
+  options.add_options()("help,h", "show this help")(
+      "out", po::value<std::string>(), "also write the full JSON report to FILE.json")(
+      "format", po::value<std::string>()->default_value("table"), "stdout format: table, json or csv")(
+      "quiet,q", "print nothing on stdout (use with --out)")(
+      "timing", "add wall time, events/s and peak memory to JSON and CSV reports (they then differ run to run)");
+  options.add(scenario_options());
+  const Parsed parsed = parse(args, options, 1);
+  if (parsed.values.count("help")) {
+    out << options << "\n";
+    return sim::exit_ok;
+  }
+  sim::ReportFormat format;
+  const std::string format_text = parsed.values["format"].as<std::string>();
+  if (!sim::parse_report_format(format_text, format))
+    throw UsageError{"--format expects table, json or csv, got '" + format_text + "'"};
+  const Scenario scenario = load_from(parsed, "run");
+
+  phold::RunOptions run_options;
+  run_options.seed = scenario.seed;
+  run_options.duration = scenario.duration;
+  run_options.drop_event_number = scenario.drop_event_number;
+  const auto started = std::chrono::steady_clock::now();
+  const phold::RunResult result = phold::run(scenario.phold, run_options);
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+
+  sim::ReportJson report = build_report(scenario, result);
+  sim::ReportJson performance;
+  performance["wall_time_s"] = wall_s;
+  performance["kernel_events_per_second"] = static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9);
+  performance["peak_rss_mib"] = static_cast<double>(sim::peak_rss_bytes()) / (1024.0 * 1024.0);
+  const bool timing = parsed.values.count("timing") > 0;
+  sim::ReportJson deterministic = report;
+  if (timing)
+    report["performance"] = performance;
+
+  if (parsed.values.count("out")) {
+    const std::string path = parsed.values["out"].as<std::string>();
+    std::ofstream file(path);
+    if (!file)
+      throw UsageError{"cannot write --out file '" + path + "'"};
+    file << sim::report_to_json(report);
+  }
+  if (!parsed.values.count("quiet")) {
+    switch (format) {
+    case sim::ReportFormat::table: {
+      // The table is for people: it always shows how long the run took.
+      sim::ReportJson with_timing = deterministic;
+      with_timing["performance"] = performance;
+      out << sim::report_to_table(with_timing);
+      break;
+    }
+    case sim::ReportFormat::json:
+      out << sim::report_to_json(report);
+      break;
+    case sim::ReportFormat::csv:
+      out << sim::report_to_csv(report);
+      break;
+    }
+  }
+  (void)err;
+  return sim::exit_ok;
+}
+
+int command_validate(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description options("ibnetsim validate SCENARIO [options]");
+  options.add_options()("help,h", "show this help");
+  options.add(scenario_options());
+  const Parsed parsed = parse(args, options, 1);
+  if (parsed.values.count("help")) {
+    out << options << "\n";
+    return sim::exit_ok;
+  }
+  const Scenario scenario = load_from(parsed, "validate");
+  out << scenario.file << ": valid scenario \"" << scenario.name << "\", config digest "
+      << sim::digest_hex(scenario_config(scenario).dump()) << "\n";
+  return sim::exit_ok;
+}
+
+int command_params(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description options("ibnetsim params [MODEL]");
+  options.add_options()("help,h", "show this help");
+  const Parsed parsed = parse(args, options, 1);
+  if (parsed.values.count("help")) {
+    out << options << "\n";
+    return sim::exit_ok;
+  }
+  if (parsed.positional.empty()) {
+    out << "models with parameters:\n  phold  synthetic PHOLD workload of the kernel\n";
+    return sim::exit_ok;
+  }
+  if (parsed.positional[0] != "phold")
+    throw UsageError{"unknown model '" + parsed.positional[0] + "'; 'ibnetsim params' lists them"};
+  out << phold::param_table().describe();
+  return sim::exit_ok;
+}
+
+} // namespace
+
+int run_command_line(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string command = args.empty() ? "" : args.front();
+  try {
+    if (args.empty()) {
+      err << usage_text;
+      return sim::exit_input_error;
+    }
+    if (command == "--help" || command == "-h" || command == "help") {
+      out << usage_text;
+      return sim::exit_ok;
+    }
+    if (command == "--version") {
+      out << "ibnetsim " << IBNETSIM_VERSION << "\n";
+      return sim::exit_ok;
+    }
+    args.erase(args.begin());
+    if (command == "run")
+      return command_run(args, out, err);
+    if (command == "validate")
+      return command_validate(args, out);
+    if (command == "params")
+      return command_params(args, out);
+    throw UsageError{"unknown command '" + command + "'"};
+  } catch (const UsageError& e) {
+    err << "ibnetsim" << (command.empty() || command[0] == '-' ? "" : " " + command) << ": " << e.message << "\n"
+        << "Try 'ibnetsim --help'.\n";
+    return sim::exit_input_error;
+  } catch (const sim::InputError& e) {
+    err << "ibnetsim: error: " << e.what() << "\n";
+    return sim::exit_input_error;
+  } catch (const sim::InvariantViolation& e) {
+    err << "ibnetsim: " << e.what() << "\n  state: " << e.state() << "\n";
+    return sim::exit_invariant_violation;
+  } catch (const std::exception& e) {
+    err << "ibnetsim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+} // namespace cli

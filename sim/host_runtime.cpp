@@ -1,0 +1,262 @@
+#include "sim/host_runtime.h"
+
+#include <cassert>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include <simgrid/kernel/Timer.hpp>
+#include <simgrid/s4u.hpp>
+
+namespace sim {
+
+namespace sg4 = simgrid::s4u;
+using simgrid::kernel::timer::Timer;
+
+namespace {
+// Unwinds a program that is still blocked when the run ends.
+struct ProgramStopped {};
+
+std::int64_t simgrid_clock_ps() { return std::llround(sg4::Engine::get_clock() * 1e12); }
+
+// Beyond about 30k actors SimGrid's per-stack guard pages exhaust the per-process mapping limit (DESIGN §4).
+constexpr std::size_t guard_pages_actor_limit = 30'000;
+} // namespace
+
+struct HostRuntime::ProgramState {
+  std::string name;
+  std::function<void(Program&)> body;
+  sg4::SemaphorePtr semaphore;
+  std::uint32_t generation = 0; // bumped at each wake-up, so the other pending wake-up events become stale
+  bool blocked = false;
+};
+
+// --- Signal and Program ----------------------------------------------------------------------------------------
+
+void Signal::notify() {
+  ++pending_;
+  if (waiter_ >= 0) {
+    runtime_->schedule_wake(static_cast<std::uint32_t>(waiter_), runtime_->sim_.now());
+    waiter_ = -1;
+  }
+}
+
+Time Program::now() const { return runtime_.sim_.now(); }
+const std::string& Program::name() const { return runtime_.programs_[index_]->name; }
+Simulator& Program::simulator() { return runtime_.sim_; }
+
+void Program::compute(Time duration) {
+  if (duration < Time::zero())
+    throw std::invalid_argument("Program::compute: negative duration");
+  sleep_until(now() + duration);
+}
+
+void Program::sleep_until(Time at) {
+  if (at < now())
+    throw std::invalid_argument("Program::sleep_until: instant in the past");
+  runtime_.schedule_wake(index_, at);
+  runtime_.block(index_);
+}
+
+void Program::wait(Signal& signal) {
+  while (signal.pending_ == 0) {
+    if (signal.waiter_ >= 0 && signal.waiter_ != index_)
+      throw std::logic_error("two programs wait on one signal");
+    signal.waiter_ = index_;
+    runtime_.block(index_);
+  }
+  --signal.pending_;
+}
+
+bool Program::wait_for(Signal& signal, Time timeout) {
+  if (signal.pending_ == 0) {
+    if (signal.waiter_ >= 0 && signal.waiter_ != index_)
+      throw std::logic_error("two programs wait on one signal");
+    signal.waiter_ = index_;
+    // Both wake-ups carry the current generation; whichever fires first makes the other stale.
+    runtime_.schedule_wake(index_, now() + timeout);
+    runtime_.block(index_);
+    if (signal.waiter_ == index_)
+      signal.waiter_ = -1;
+    if (signal.pending_ == 0)
+      return false;
+  }
+  --signal.pending_;
+  return true;
+}
+
+// --- HostRuntime -----------------------------------------------------------------------------------------------
+
+HostRuntime::HostRuntime(Simulator& sim) : sim_(sim) {}
+HostRuntime::~HostRuntime() = default;
+
+void HostRuntime::spawn(std::string name, std::function<void(Program&)> body) {
+  if (ran_)
+    throw std::logic_error("HostRuntime::spawn after run");
+  auto state = std::make_unique<ProgramState>();
+  state->name = std::move(name);
+  state->body = std::move(body);
+  programs_.push_back(std::move(state));
+}
+
+Time HostRuntime::simgrid_now() const { return Time::from_ps(simgrid_clock_ps() - epoch_ps_); }
+
+HostRuntime::Outcome HostRuntime::run_engine(Time until) {
+  if (ran_)
+    throw std::logic_error("HostRuntime::run called twice");
+  ran_ = true;
+  until_ = until;
+  if (programs_.empty()) {
+    burst_(burst_context_, sim_, until_);
+    return outcome_;
+  }
+
+  std::vector<std::string> args = {"ibnetsim", "--cfg=surf/precision:1e-15", "--cfg=contexts/factory:raw",
+                                   "--cfg=contexts/stack-size:256", "--log=root.thres:warning"};
+  if (programs_.size() > guard_pages_actor_limit)
+    args.emplace_back("--cfg=contexts/guard-size:0");
+  std::vector<char*> argv;
+  for (auto& arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  int argc = static_cast<int>(args.size());
+  sg4::Engine engine(&argc, argv.data());
+
+  // SimGrid's clock carries over from earlier engines in this process: measure time from here.
+  epoch_ps_ = simgrid_clock_ps() - sim_.now().ps();
+  auto* zone = sg4::create_full_zone("hosts");
+  sg4::Host* host = zone->create_host("cpu", 1e9);
+  zone->seal();
+  runnable_ = static_cast<std::uint32_t>(programs_.size());
+  for (std::uint32_t i = 0; i < programs_.size(); ++i) {
+    programs_[i]->semaphore = sg4::Semaphore::create(0);
+    sg4::Actor::create(programs_[i]->name, host, [this, i] { program_main(i); });
+  }
+  engine.run();
+  if (fabric_timer_ != nullptr) {
+    static_cast<Timer*>(fabric_timer_)->remove();
+    fabric_timer_ = nullptr;
+  }
+  for (auto& program : programs_)
+    program->semaphore = nullptr;
+  if (failure_)
+    std::rethrow_exception(failure_);
+  return outcome_;
+}
+
+void HostRuntime::schedule_wake(std::uint32_t program, Time at) {
+  sim_.schedule(at, Target{program_component_type, program}, static_cast<std::uint8_t>(Kind::wake), 0,
+                programs_[program]->generation);
+}
+
+void HostRuntime::program_main(std::uint32_t index) {
+  Program face(*this, index);
+  try {
+    programs_[index]->body(face);
+    ++outcome_.programs_finished;
+  } catch (const ProgramStopped&) {
+    ++outcome_.programs_stopped;
+  } catch (...) {
+    if (!failure_)
+      failure_ = std::current_exception();
+    stopping_ = true;
+  }
+  program_left();
+}
+
+void HostRuntime::program_left() {
+  --runnable_;
+  if (stopping_) {
+    finish_run();
+    return;
+  }
+  arm_fabric_timer();
+  if (fabric_timer_ == nullptr && runnable_ == 0)
+    finish_run();
+}
+
+void HostRuntime::block(std::uint32_t index) {
+  ProgramState& program = *programs_[index];
+  assert(sim_.now() == simgrid_now() && "a program runs only at the fabric's instant");
+  program.blocked = true;
+  --runnable_;
+  arm_fabric_timer();
+  if (fabric_timer_ == nullptr && runnable_ == 0)
+    finish_run(); // nothing can ever wake anyone again
+  if (stopping_) {
+    program.blocked = false;
+    throw ProgramStopped{};
+  }
+  program.semaphore->acquire();
+  if (stopping_)
+    throw ProgramStopped{};
+}
+
+void HostRuntime::arm_fabric_timer() {
+  if (stopping_)
+    return;
+  const Time next = sim_.next_event_time();
+  if (next > until_)
+    return;
+  if (fabric_timer_ != nullptr) {
+    if (fabric_timer_at_ <= next)
+      return;
+    static_cast<Timer*>(fabric_timer_)->remove();
+  }
+  fabric_timer_at_ = next;
+  const double date_s = static_cast<double>(epoch_ps_ + next.ps()) * 1e-12;
+  fabric_timer_ = Timer::set(date_s, [this] { on_fabric_timer(); });
+}
+
+void HostRuntime::on_fabric_timer() {
+  // SimGrid deletes a timer once it has fired.
+  fabric_timer_ = nullptr;
+  fabric_timer_at_ = Time::max();
+  try {
+    burst_(burst_context_, sim_, until_);
+  } catch (...) {
+    if (!failure_)
+      failure_ = std::current_exception();
+    finish_run();
+    return;
+  }
+  // The burst ended on a program wake-up (that program re-arms when it blocks), on a wake-up put back for later
+  // (which armed the timer), or because nothing remains at or before until_.
+  if (runnable_ == 0 && fabric_timer_ == nullptr)
+    finish_run();
+}
+
+void HostRuntime::on_program_event(const Event& event) {
+  ProgramState& program = *programs_[event.index];
+  if (event.generation != program.generation || !program.blocked)
+    return; // the other half of a wait_for, already woken
+  if (event.time > simgrid_now()) {
+    // Let SimGrid's clock reach the instant first, so the program resumes exactly then.
+    sim_.put_back(event);
+    arm_fabric_timer();
+    return;
+  }
+  ++program.generation;
+  program.blocked = false;
+  ++runnable_;
+  ++outcome_.wakeups;
+  program.semaphore->release();
+  sim_.request_stop();
+}
+
+void HostRuntime::finish_run() {
+  stopping_ = true;
+  if (fabric_timer_ != nullptr) {
+    static_cast<Timer*>(fabric_timer_)->remove();
+    fabric_timer_ = nullptr;
+  }
+  for (auto& program : programs_) {
+    if (program->blocked) {
+      program->blocked = false;
+      ++runnable_;
+      program->semaphore->release();
+    }
+  }
+}
+
+} // namespace sim

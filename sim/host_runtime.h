@@ -1,0 +1,137 @@
+// Host programs as SimGrid S4U actors, coupled to the kernel's calendar (DESIGN §4).
+//
+// A program is sequential code (`compute`, `wait` on a Signal, verbs calls later) run by an S4U actor. Every
+// instant at which a program can act is an event in the kernel's calendar: its compute() end or the notify() of
+// a signal it waits on. The fabric runs inside one SimGrid timer callback and stops at the first such event; if
+// that event lies ahead of SimGrid's clock it is put back untouched and the timer re-armed at its date, so a
+// program always resumes with SimGrid's clock at exactly the event's instant, and the fabric never runs past an
+// instant at which a program can act. SimGrid sees only program wake-ups, never packets. Programs must block
+// only through this API: SimGrid's own sleeps or mailboxes would bypass the calendar.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/event.h"
+#include "sim/simulator.h"
+
+namespace sim {
+
+class HostRuntime;
+
+/// Something the fabric raises and a program waits on (a completion channel, a CQ event). It counts
+/// notifications, so a notify before the wait is not lost.
+class Signal {
+public:
+  explicit Signal(HostRuntime& runtime) : runtime_(&runtime) {}
+  /// Raises the signal at the current instant; a program blocked on it resumes at this instant.
+  void notify();
+  std::uint32_t pending() const { return pending_; }
+
+private:
+  friend class Program;
+  HostRuntime* runtime_;
+  std::uint32_t pending_ = 0;
+  std::int64_t waiter_ = -1; // index of the program blocked on this signal, or -1
+};
+
+/// The face a program's body sees. Valid only inside the body.
+class Program {
+public:
+  Time now() const;
+  /// Occupies the program's CPU for `duration`, then returns.
+  void compute(Time duration);
+  /// Blocks until the absolute instant `at` (not earlier than now()).
+  void sleep_until(Time at);
+  /// Blocks until `signal` has a notification, then consumes one.
+  void wait(Signal& signal);
+  /// As wait(), but gives up after `timeout`; true when a notification was consumed.
+  bool wait_for(Signal& signal, Time timeout);
+  const std::string& name() const;
+  std::uint32_t index() const { return index_; }
+  Simulator& simulator();
+
+private:
+  friend class HostRuntime;
+  Program(HostRuntime& runtime, std::uint32_t index) : runtime_(runtime), index_(index) {}
+  HostRuntime& runtime_;
+  std::uint32_t index_;
+};
+
+class HostRuntime {
+public:
+  /// Counts of how programs ended, for reports.
+  struct Outcome {
+    std::uint32_t programs_finished = 0; ///< bodies that returned
+    std::uint32_t programs_stopped = 0;  ///< still blocked when the run ended, then unwound
+    std::uint64_t wakeups = 0;           ///< program resumptions driven by the calendar
+  };
+
+  explicit HostRuntime(Simulator& sim);
+  ~HostRuntime();
+  HostRuntime(const HostRuntime&) = delete;
+  HostRuntime& operator=(const HostRuntime&) = delete;
+
+  /// Adds a program that starts at the beginning of run(). Call before run().
+  void spawn(std::string name, std::function<void(Program&)> body);
+
+  /// Runs programs and fabric together until every program has ended and the calendar is empty, or until no
+  /// event remains at or before `until`. `fabric_dispatch(const Event&)` handles every event not addressed to a
+  /// program. Exceptions thrown by the fabric or a program end the run and are rethrown here.
+  template <class Dispatch>
+  Outcome run(Dispatch& fabric_dispatch, Time until) {
+    struct Composite {
+      Dispatch& fabric;
+      HostRuntime& runtime;
+      void operator()(const Event& event) {
+        if (event.type == program_component_type)
+          runtime.on_program_event(event);
+        else
+          fabric(event);
+      }
+    } composite{fabric_dispatch, *this};
+    // One indirect call per burst of fabric events (one per program wake-up), never per event.
+    burst_context_ = &composite;
+    burst_ = [](void* context, Simulator& sim, Time until_at) {
+      sim.run_until(*static_cast<Composite*>(context), until_at);
+    };
+    return run_engine(until);
+  }
+
+private:
+  friend class Program;
+  friend class Signal;
+  struct ProgramState;
+  enum class Kind : std::uint8_t { wake };
+
+  Outcome run_engine(Time until);
+  void on_program_event(const Event& event);
+  void on_fabric_timer();
+  void arm_fabric_timer();
+  void block(std::uint32_t program);
+  void schedule_wake(std::uint32_t program, Time at);
+  void program_main(std::uint32_t program);
+  void program_left();
+  void finish_run();
+  Time simgrid_now() const;
+
+  Simulator& sim_;
+  std::vector<std::unique_ptr<ProgramState>> programs_;
+  void* burst_context_ = nullptr;
+  void (*burst_)(void*, Simulator&, Time) = nullptr;
+  Time until_ = Time::max();
+  std::int64_t epoch_ps_ = 0; // SimGrid's clock when this runtime started: its clock survives engines
+  Time fabric_timer_at_ = Time::max();
+  void* fabric_timer_ = nullptr; // simgrid::kernel::timer::Timer*, kept opaque to keep SimGrid out of headers
+  std::uint32_t runnable_ = 0;   // programs that are running or ready to run
+  bool stopping_ = false;
+  bool ran_ = false;
+  std::exception_ptr failure_;
+  Outcome outcome_;
+};
+
+} // namespace sim

@@ -1,0 +1,109 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+#include <vector>
+
+#include <sys/resource.h>
+
+namespace sim {
+
+namespace {
+
+std::string scalar_text(const ReportJson& value) {
+  if (value.is_string())
+    return value.get<std::string>();
+  return value.dump();
+}
+
+void flatten(const ReportJson& value, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+  if (value.is_object()) {
+    for (const auto& [key, child] : value.items())
+      flatten(child, prefix.empty() ? key : prefix + "." + key, out);
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i)
+      flatten(value[i], prefix + "." + std::to_string(i), out);
+  } else {
+    out.emplace_back(prefix, scalar_text(value));
+  }
+}
+
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos)
+    return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"')
+      quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+} // namespace
+
+bool parse_report_format(std::string_view text, ReportFormat& format) {
+  if (text == "table")
+    format = ReportFormat::table;
+  else if (text == "json")
+    format = ReportFormat::json;
+  else if (text == "csv")
+    format = ReportFormat::csv;
+  else
+    return false;
+  return true;
+}
+
+std::string report_to_json(const ReportJson& report) { return report.dump(2) + "\n"; }
+
+std::string report_to_table(const ReportJson& report) {
+  std::ostringstream out;
+  for (const auto& [key, value] : report.items())
+    if (!value.is_object())
+      out << key << ": " << scalar_text(value) << "\n";
+  for (const auto& [section, value] : report.items()) {
+    if (!value.is_object())
+      continue;
+    std::vector<std::pair<std::string, std::string>> rows;
+    flatten(value, "", rows);
+    std::size_t width = 0;
+    for (const auto& row : rows)
+      width = std::max(width, row.first.size());
+    out << "\n" << section << "\n";
+    for (const auto& [name, text] : rows)
+      out << "  " << name << std::string(width - name.size() + 2, ' ') << text << "\n";
+  }
+  return out.str();
+}
+
+std::string report_to_csv(const ReportJson& report) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  flatten(report, "", rows);
+  std::string header;
+  std::string values;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    header += (i ? "," : "") + csv_field(rows[i].first);
+    values += (i ? "," : "") + csv_field(rows[i].second);
+  }
+  return header + "\n" + values + "\n";
+}
+
+std::string digest_hex(std::string_view text) {
+  std::uint64_t hash = 0xcbf29ce484222325ULL; // FNV-1a 64 offset basis
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL; // FNV-1a 64 prime
+  }
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(hash));
+  return buffer;
+}
+
+std::uint64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::uint64_t>(usage.ru_maxrss) * 1024; // Linux reports KiB
+}
+
+} // namespace sim

@@ -1,0 +1,60 @@
+// Runs the ibnetsim command line for scenario tests: in-process through cli::run_command_line, or as the real
+// executable when the exit status of the process itself is under test.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+
+#include "sim/cli/commands.h"
+
+namespace testing {
+
+struct CliResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+inline CliResult run_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "ibnetsim");
+  std::vector<const char*> argv;
+  for (const auto& arg : args)
+    argv.push_back(arg.c_str());
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = cli::run_command_line(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+/// Runs the real executable through the shell; `args` must be shell-safe.
+inline CliResult run_executable(const std::string& args, const std::string& scratch) {
+  const std::string out_path = scratch + ".out";
+  const std::string err_path = scratch + ".err";
+  const std::string command =
+      std::string(IBNETSIM_EXECUTABLE) + " " + args + " >" + out_path + " 2>" + err_path;
+  const int status = std::system(command.c_str());
+  const auto slurp = [](const std::string& path) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  };
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out_path), slurp(err_path)};
+}
+
+inline std::string source_path(const std::string& relative) { return std::string(IBNETSIM_SOURCE_DIR) + "/" + relative; }
+
+/// Writes `text` to a fresh file under the build's temp area and returns its path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  const std::string path = std::string("ibnetsim_test_") + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+} // namespace testing

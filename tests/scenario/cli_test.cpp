@@ -1,0 +1,200 @@
+// The ibnetsim command line end to end: help and version, option errors, bad scenario input (exit 2 with file,
+// JSON pointer and expectation), invariant violations (exit 3) and byte-identical reports.
+#include <catch2/catch.hpp>
+
+#include "tests/scenario/cli_harness.h"
+
+using testing::run_cli;
+using testing::source_path;
+
+namespace {
+const std::string default_scenario = source_path("scenarios/default.json");
+// Keeps CLI tests fast: the default scenario over 2 µs of simulated time.
+const std::vector<std::string> short_run = {"--set", "/duration_us=2"};
+
+std::vector<std::string> args(std::initializer_list<std::string> head, const std::vector<std::string>& tail = {}) {
+  std::vector<std::string> all(head);
+  all.insert(all.end(), tail.begin(), tail.end());
+  return all;
+}
+
+const std::string valid_scenario = R"({
+  "name": "t", "seed": 1, "duration_us": 1,
+  "workload": {"type": "phold", "lp_count": 4, "initial_events_per_lp": 1, "lookahead_ns": 1,
+               "mean_extra_delay_ns": 5, "remote_fraction": 0.5, "program_count": 0,
+               "program_every_events": 0, "program_compute_ns": 0}
+})";
+} // namespace
+
+TEST_CASE("cli: --help and --version at every level", "[cli][quick]") {
+  SECTION("top level") {
+    const auto r = run_cli({"--help"});
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("run SCENARIO") && Catch::Contains("validate") && Catch::Contains("params"));
+  }
+  SECTION("version") {
+    const auto r = run_cli({"--version"});
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith("ibnetsim 0."));
+  }
+  for (const char* command : {"run", "validate", "params"}) {
+    DYNAMIC_SECTION(command << " --help") {
+      const auto r = run_cli({command, "--help"});
+      CHECK(r.exit_code == 0);
+      CHECK_THAT(r.out, Catch::Contains(std::string("ibnetsim ") + command));
+    }
+  }
+}
+
+TEST_CASE("cli: bad options exit 2 with a message", "[cli][quick]") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{}, "usage: ibnetsim"},
+      {{"fly"}, "unknown command 'fly'"},
+      {{"run"}, "run needs a SCENARIO file"},
+      {{"run", default_scenario, "--bogus"}, "unrecognised option '--bogus'"},
+      {{"run", default_scenario, "--format", "xml"}, "--format expects table, json or csv, got 'xml'"},
+      {{"run", default_scenario, "--seed", "-4"}, "--seed expects an unsigned 64-bit integer, got '-4'"},
+      {{"run", default_scenario, "--seed"}, "the required argument for option '--seed' is missing"},
+      {{"run", default_scenario, "extra"}, "unexpected argument 'extra'"},
+      {{"params", "warp"}, "unknown model 'warp'"},
+  };
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION("ibnetsim " << (c.args.empty() ? "" : c.args[0]) << " ... expects: " << c.message) {
+      const auto r = run_cli(c.args);
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(c.message));
+    }
+  }
+}
+
+TEST_CASE("cli: bad scenario input exits 2 naming the file, the JSON pointer and the expectation", "[cli][quick]") {
+  struct Case {
+    std::string name;
+    std::string text;
+    std::vector<std::string> extra;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"unknown_key", R"({"name": "t", "seed": 1, "duration_us": 1, "speed": 3, "workload": {}})", {},
+       ":/speed: expected one of the keys"},
+      {"wrong_type", valid_scenario, {"--set", "/workload/lp_count=\"many\""},
+       ":/workload/lp_count: expected an integer in [1, 16777216], got string \"many\""},
+      {"out_of_range", valid_scenario, {"--set", "/workload/remote_fraction=1.5"},
+       ":/workload/remote_fraction: expected a number in [0, 1], got number 1.5"},
+      {"missing_key", R"({"name": "t", "seed": 1, "workload": {"type": "phold"}})", {},
+       ":/duration_us: expected"},
+      {"bad_enum", valid_scenario, {"--set", "/workload/type=hold"}, ":/workload/type: expected one of"},
+      {"inconsistent", valid_scenario, {"--set", "/workload/program_count=2"},
+       ":/workload/program_every_events: expected a value above 0 exactly when program_count is above 0"},
+      {"malformed", "{\"name\": \"t\",\n  \"seed\": 1,,\n}", {}, ": expected valid JSON, got parse error at line 2"},
+      {"bad_override_path", valid_scenario, {"--set", "/nowhere/deep=1"}, "--set:/nowhere/deep: expected"},
+  };
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      const std::string path = testing::write_temp("cli_bad_" + c.name + ".json", c.text);
+      const auto r = run_cli(args({"run", path}, c.extra));
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(c.message));
+      if (c.name != "bad_override_path")
+        CHECK_THAT(r.err, Catch::Contains(path + ":"));
+    }
+  }
+  SECTION("a file that does not exist") {
+    const auto r = run_cli({"run", "no/such/scenario.json"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("no/such/scenario.json:/: expected a readable file"));
+  }
+}
+
+TEST_CASE("cli: a violated invariant stops the run with exit 3 and names it", "[cli][quick]") {
+  const auto r = run_cli(args({"run", default_scenario, "--set", "/workload/self_test={\"drop_event_number\": 500}"},
+                              short_run));
+  CHECK(r.exit_code == 3);
+  CHECK_THAT(r.err, Catch::Contains("invariant violated [event-conservation] phold") &&
+                        Catch::Contains("events_handled=500"));
+}
+
+TEST_CASE("cli: the same scenario and seed give byte-identical reports", "[cli][quick]") {
+  const auto first = run_cli(args({"run", default_scenario, "--format", "json"}, short_run));
+  const auto second = run_cli(args({"run", default_scenario, "--format", "json"}, short_run));
+  REQUIRE(first.exit_code == 0);
+  CHECK(first.out == second.out);
+  CHECK_THAT(first.out, Catch::Contains("\"events_handled\""));
+  const auto reseeded = run_cli(args({"run", default_scenario, "--format", "json", "--seed", "2"}, short_run));
+  REQUIRE(reseeded.exit_code == 0);
+  CHECK(reseeded.out != first.out);
+}
+
+TEST_CASE("cli: run writes table, json and csv, and --out FILE.json", "[cli][quick]") {
+  SECTION("table, with timing for people") {
+    const auto r = run_cli(args({"run", default_scenario}, short_run));
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("results") && Catch::Contains("events_handled") &&
+                          Catch::Contains("wall_time_s"));
+  }
+  SECTION("csv: a header and one row with the same number of columns") {
+    const auto r = run_cli(args({"run", default_scenario, "--format", "csv"}, short_run));
+    CHECK(r.exit_code == 0);
+    const auto newline = r.out.find('\n');
+    const std::string header = r.out.substr(0, newline);
+    const std::string row = r.out.substr(newline + 1);
+    CHECK_THAT(header, Catch::Contains("results.events_handled"));
+    CHECK(std::count(header.begin(), header.end(), ',') == std::count(row.begin(), row.end(), ','));
+  }
+  SECTION("--out with --quiet prints nothing and writes the JSON report") {
+    const std::string out_path = "ibnetsim_test_cli_out.json";
+    std::remove(out_path.c_str());
+    const auto r = run_cli(args({"run", default_scenario, "--quiet", "--out", out_path}, short_run));
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.empty());
+    std::ifstream file(out_path);
+    std::stringstream text;
+    text << file.rdbuf();
+    CHECK_THAT(text.str(), Catch::Contains("\"config_digest\"") && !Catch::Contains("wall_time_s"));
+  }
+  SECTION("--timing adds the performance section to JSON") {
+    const auto r = run_cli(args({"run", default_scenario, "--format", "json", "--timing"}, short_run));
+    CHECK_THAT(r.out, Catch::Contains("\"kernel_events_per_second\"") && Catch::Contains("\"peak_rss_mib\""));
+  }
+}
+
+TEST_CASE("cli: --set overrides are applied, reported and change the digest", "[cli][quick]") {
+  const auto base = run_cli(args({"run", default_scenario, "--format", "json"}, short_run));
+  const auto changed =
+      run_cli(args({"run", default_scenario, "--format", "json", "--set", "/workload/lp_count=8"}, short_run));
+  REQUIRE(changed.exit_code == 0);
+  CHECK_THAT(changed.out, Catch::Contains("\"lp_count\": 8"));
+  const auto digest = [](const std::string& report) {
+    const auto at = report.find("\"config_digest\"");
+    return report.substr(at, 40);
+  };
+  CHECK(digest(base.out) != digest(changed.out));
+}
+
+TEST_CASE("cli: validate checks without running, params lists parameters", "[cli][quick]") {
+  const auto ok = run_cli({"validate", default_scenario});
+  CHECK(ok.exit_code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("valid scenario \"default\""));
+  const auto bad = run_cli({"validate", default_scenario, "--set", "/workload/lookahead_ns=0"});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("/workload/lookahead_ns"));
+  const auto params = run_cli({"params", "phold"});
+  CHECK(params.exit_code == 0);
+  for (const char* key : {"lp_count", "lookahead_ns", "mean_extra_delay_ns", "remote_fraction", "program_compute_ns"})
+    CHECK_THAT(params.out, Catch::Contains(key));
+}
+
+TEST_CASE("cli: the executable's exit status is the documented code", "[cli][quick]") {
+  const auto ok = testing::run_executable("--version", "ibnetsim_test_exe_version");
+  CHECK(ok.exit_code == 0);
+  const auto usage = testing::run_executable("run --nope", "ibnetsim_test_exe_usage");
+  CHECK(usage.exit_code == 2);
+  const auto invariant = testing::run_executable(
+      "run " + default_scenario + " --set /duration_us=2 --set '/workload/self_test={\"drop_event_number\":3}'",
+      "ibnetsim_test_exe_invariant");
+  CHECK(invariant.exit_code == 3);
+}
