@@ -34,12 +34,35 @@ void Calendar::push(const Event& event) {
   const std::uint64_t offset =
       static_cast<std::uint64_t>(event.time.ps()) - static_cast<std::uint64_t>(window_start_.ps());
   const std::uint64_t bucket = offset >> shift_;
-  if (bucket < bucket_count_) {
-    buckets_[bucket].push_back(event);
-    mark_occupied(bucket);
-  } else {
+  if (bucket < bucket_count_)
+    push_to_bucket(bucket, event);
+  else
     far_.push_back(event);
+}
+
+void Calendar::push_to_bucket(std::size_t bucket, const Event& event) {
+  Bucket& list = buckets_[bucket];
+  if (list.tail == no_chunk || chunks_[list.tail].count == chunk_events) {
+    std::uint32_t chunk;
+    if (free_chunks_.empty()) {
+      chunk = static_cast<std::uint32_t>(chunks_.size());
+      chunks_.emplace_back();
+    } else {
+      chunk = free_chunks_.back();
+      free_chunks_.pop_back();
+    }
+    chunks_[chunk].count = 0;
+    chunks_[chunk].next = no_chunk;
+    if (list.tail == no_chunk) {
+      list.head = chunk;
+      mark_occupied(bucket);
+    } else {
+      chunks_[list.tail].next = chunk;
+    }
+    list.tail = chunk;
   }
+  Chunk& tail = chunks_[list.tail];
+  tail.events[tail.count++] = event;
 }
 
 Time Calendar::next_time() {
@@ -80,8 +103,15 @@ void Calendar::refill() {
 }
 
 void Calendar::open_bucket(std::size_t bucket) {
-  // Swap rather than copy: the emptied run's capacity goes back to the bucket for reuse.
-  run_.swap(buckets_[bucket]);
+  Bucket& list = buckets_[bucket];
+  run_.clear();
+  for (std::uint32_t chunk = list.head; chunk != no_chunk;) {
+    const Chunk& c = chunks_[chunk];
+    run_.insert(run_.end(), c.events, c.events + c.count);
+    free_chunks_.push_back(chunk);
+    chunk = c.next;
+  }
+  list = Bucket{};
   occupied_[bucket >> 6] &= ~(std::uint64_t{1} << (bucket & 63));
   std::sort(run_.begin(), run_.end(), later_first);
   next_bucket_ = bucket + 1;
@@ -136,12 +166,10 @@ void Calendar::rebuild_window() {
   for (std::size_t i = 0; i < n; ++i) {
     const Event& event = far_[i];
     const std::uint64_t bucket = static_cast<std::uint64_t>((event.time - first).ps()) >> shift_;
-    if (bucket < bucket_count_) {
-      buckets_[bucket].push_back(event);
-      mark_occupied(bucket);
-    } else {
+    if (bucket < bucket_count_)
+      push_to_bucket(bucket, event);
+    else
       far_[kept++] = event;
-    }
   }
   far_.resize(kept);
 }

@@ -4,8 +4,10 @@
 // window of W unsorted buckets of width 2^shift ps; one bucket at a time is sorted and consumed. Events beyond the
 // window wait, unsorted, in a far list. When the window is used up, it is rebuilt over the far list with W and the
 // width chosen from that list's size and spread, so a bucket holds a few events whatever the density. An event is
-// moved a small constant number of times, always in sequential runs, and nothing allocates once the vectors have
-// grown to the working size. Events pushed into the current bucket after it opened go to a small heap beside it.
+// moved a small constant number of times, always in sequential runs. Buckets are lists of fixed-size chunks from
+// one shared free list, so memory is bounded by the events pending (not by each bucket's busiest moment) and
+// nothing allocates once the pool has reached its working size. Events pushed into the current bucket after it
+// opened go to a small heap beside it.
 #pragma once
 
 #include <cstdint>
@@ -47,7 +49,22 @@ private:
   int shift_ = 0;
   std::size_t bucket_count_ = 0;
   std::size_t next_bucket_ = 0;
-  std::vector<std::vector<Event>> buckets_;
+
+  static constexpr std::uint32_t no_chunk = 0xffffffffu;
+  static constexpr std::uint32_t chunk_events = 15;
+  struct alignas(64) Chunk {
+    Event events[chunk_events];
+    std::uint32_t count = 0;
+    std::uint32_t next = no_chunk;
+  };
+  struct Bucket {
+    std::uint32_t head = no_chunk;
+    std::uint32_t tail = no_chunk;
+  };
+  void push_to_bucket(std::size_t bucket, const Event& event);
+  std::vector<Bucket> buckets_;
+  std::vector<Chunk> chunks_;
+  std::vector<std::uint32_t> free_chunks_;
   std::vector<std::uint64_t> occupied_;
   // Events at or after the window's end, unsorted.
   std::vector<Event> far_;

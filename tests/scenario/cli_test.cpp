@@ -79,8 +79,9 @@ TEST_CASE("cli: bad scenario input exits 2 naming the file, the JSON pointer and
     std::string message;
   };
   const std::vector<Case> cases = {
-      {"unknown_key", R"({"name": "t", "seed": 1, "duration_us": 1, "speed": 3, "workload": {}})", {},
-       ":/speed: expected one of the keys"},
+      {"unknown_key", valid_scenario, {"--set", "/speed=3"}, ":/speed: expected one of the keys"},
+      {"unknown_nested_key", valid_scenario, {"--set", "/workload/lp_cuont=3"},
+       ":/workload/lp_cuont: expected one of the keys type, lp_count"},
       {"wrong_type", valid_scenario, {"--set", "/workload/lp_count=\"many\""},
        ":/workload/lp_count: expected an integer in [1, 16777216], got string \"many\""},
       {"out_of_range", valid_scenario, {"--set", "/workload/remote_fraction=1.5"},

@@ -1,8 +1,6 @@
 // Unit tests for sim/calendar.h: the calendar must pop in exact (time, seq) order under every monotone pattern of
 // pushes, pops and peeks. Each randomised case replays the same operations on a std::set reference and stops at
 // the first difference, which it reports.
-#include "sim/calendar.h"
-
 #include <cstdint>
 #include <random>
 #include <set>
@@ -12,6 +10,8 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "sim/calendar.h"
 
 namespace {
 
@@ -59,8 +59,8 @@ public:
     const sim::Event got = calendar_.pop();
     if (!same_event(got, make_event(sim::Time::from_ps(expected.first), expected.second))) {
       std::ostringstream out;
-      out << "operation " << operations_ << ": popped (" << got.time.ps() << " ps, seq " << got.seq
-          << "), expected (" << expected.first << " ps, seq " << expected.second << ")";
+      out << "operation " << operations_ << ": popped (" << got.time.ps() << " ps, seq " << got.seq << "), expected ("
+          << expected.first << " ps, seq " << expected.second << ")";
       failure_ = out.str();
       return false;
     }
@@ -76,8 +76,8 @@ public:
     next = calendar_.next_time();
     if (next.ps() != reference_.begin()->first) {
       std::ostringstream out;
-      out << "operation " << operations_ << ": next_time " << next.ps() << " ps, expected "
-          << reference_.begin()->first << " ps";
+      out << "operation " << operations_ << ": next_time " << next.ps() << " ps, expected " << reference_.begin()->first
+          << " ps";
       failure_ = out.str();
       return false;
     }
@@ -384,4 +384,28 @@ TEST_CASE("sim::Calendar: sizes 1, 10^3 and 10^5 built up then drained", "[sim][
     calendar.drain();
     CHECK(calendar.failure() == "");
   }
+}
+
+TEST_CASE("sim::Calendar: events at the far ends of the time range", "[sim][quick]") {
+  const std::int64_t max_ps = sim::Time::max().ps();
+  CheckedCalendar calendar;
+  SECTION("zero and Time::max() together") {
+    calendar.push(sim::Time::zero());
+    calendar.push(sim::Time::max());
+    calendar.push(sim::Time::from_ps(max_ps / 2));
+  }
+  SECTION("spread evenly over the whole range") {
+    for (std::int64_t i = 9; i >= 0; --i)
+      calendar.push(sim::Time::from_ps(max_ps / 10 * i));
+  }
+  SECTION("the last picoseconds before Time::max(), then a push at the current time") {
+    // Time::max() is a valid instant; the bucket after the one holding it lies beyond the int64 range.
+    calendar.push(sim::Time::max() - sim::Time::from_ps(10));
+    calendar.push(sim::Time::max());
+    calendar.pop();
+    calendar.pop();
+    calendar.push(sim::Time::max());
+  }
+  calendar.drain();
+  CHECK(calendar.failure() == "");
 }

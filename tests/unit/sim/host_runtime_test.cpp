@@ -100,18 +100,23 @@ TEST_CASE("sim::HostRuntime: a notification before the wait is not lost, and wai
   std::vector<std::pair<bool, std::int64_t>> results;
   runtime.spawn("waiter", [&](sim::Program& p) {
     // Nothing raises the signal before 10 ps: times out at exactly 7 ps.
-    results.emplace_back(p.wait_for(signal, sim::Time::from_ps(7)), p.now().ps());
+    const bool first = p.wait_for(signal, sim::Time::from_ps(7));
+    results.emplace_back(first, p.now().ps());
     // Raised at 10 ps, before this 50 ps deadline.
-    results.emplace_back(p.wait_for(signal, sim::Time::from_ps(50)), p.now().ps());
+    const bool second = p.wait_for(signal, sim::Time::from_ps(50));
+    results.emplace_back(second, p.now().ps());
     // The stale 50 ps timeout of the previous wait must not wake this one.
     p.compute(sim::Time::from_ps(100));
     results.emplace_back(true, p.now().ps());
   });
   runtime.run(fabric, sim::Time::from_ps(1'000));
   REQUIRE(results.size() == 3);
-  CHECK(results[0] == std::make_pair(false, std::int64_t{7}));
-  CHECK(results[1] == std::make_pair(true, std::int64_t{10}));
-  CHECK(results[2] == std::make_pair(true, std::int64_t{110}));
+  CHECK_FALSE(results[0].first);
+  CHECK(results[0].second == 7);
+  CHECK(results[1].first);
+  CHECK(results[1].second == 10);
+  CHECK(results[2].first);
+  CHECK(results[2].second == 110);
 
   sim::Simulator sim2(1);
   sim::HostRuntime runtime2(sim2);

@@ -1,13 +1,13 @@
 // Unit tests for sim/pool.h: handles are unique while live and reused after release, objects start
 // default-initialised, growth in chunks never moves a held object, and live() counts owners.
-#include "sim/pool.h"
-
 #include <cstdint>
 #include <random>
 #include <set>
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "sim/pool.h"
 
 namespace {
 

@@ -1,8 +1,6 @@
 // Unit tests for sim/rng.h: streams are a pure function of (seed, component id), distinct across both, and the
 // distributions have the documented ranges and moments. Every statistical check uses a fixed seed, so it is
 // deterministic; its bound is loose (several standard deviations) so that it tests the formula, not luck.
-#include "sim/rng.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -10,6 +8,8 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "sim/rng.h"
 
 namespace {
 
@@ -48,12 +48,10 @@ TEST_CASE("sim::Rng: splitmix64 matches the published reference outputs", "[sim]
 TEST_CASE("sim::Rng: known answers pin the stream across platforms", "[sim][quick]") {
   // Golden values, a determinism backstop (STYLE rule 34): computed by an independent Python transcription of
   // xoshiro256** and splitmix64 with the constructor's seeding. They change only if the stream is redefined.
-  CHECK(draws(sim::Rng(0, 0), 4) ==
-        std::vector<std::uint64_t>{0xfb5405f7bd79c540ULL, 0x780c98e26cea5883ULL, 0x2a146e0980febc66ULL,
-                                   0x4851477db8791fcaULL});
-  CHECK(draws(sim::Rng(42, 7), 4) ==
-        std::vector<std::uint64_t>{0x60e1973b8bfa427eULL, 0xe60c51ae2b026dfdULL, 0x3db348894b13305bULL,
-                                   0x231a70fc713cb0b0ULL});
+  CHECK(draws(sim::Rng(0, 0), 4) == std::vector<std::uint64_t>{0xfb5405f7bd79c540ULL, 0x780c98e26cea5883ULL,
+                                                               0x2a146e0980febc66ULL, 0x4851477db8791fcaULL});
+  CHECK(draws(sim::Rng(42, 7), 4) == std::vector<std::uint64_t>{0x60e1973b8bfa427eULL, 0xe60c51ae2b026dfdULL,
+                                                                0x3db348894b13305bULL, 0x231a70fc713cb0b0ULL});
 }
 
 TEST_CASE("sim::Rng: the same seed and id give the same sequence", "[sim][quick]") {

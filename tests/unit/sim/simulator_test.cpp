@@ -1,13 +1,13 @@
 // Unit tests for sim/simulator.h: dispatch order and the clock, run_until's bound, request_stop, put_back, the
 // component registry and per-component RNG streams.
-#include "sim/simulator.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "sim/simulator.h"
 
 namespace {
 
@@ -57,8 +57,7 @@ TEST_CASE("sim::Simulator: a new simulator is idle at time zero", "[sim][quick]"
   CHECK(simulator.now() == sim::Time::zero());
 }
 
-TEST_CASE("sim::Simulator: dispatches in time then scheduling order, with now() at the event's time",
-          "[sim][quick]") {
+TEST_CASE("sim::Simulator: dispatches in time then scheduling order, with now() at the event's time", "[sim][quick]") {
   sim::Simulator simulator(1);
   // Handles name the expected dispatch position.
   simulator.schedule(sim::Time::from_ns(30), node, 0, 5);
@@ -85,8 +84,7 @@ TEST_CASE("sim::Simulator: dispatches in time then scheduling order, with now() 
   CHECK(simulator.pending_events() == 0);
 }
 
-TEST_CASE("sim::Simulator: the dispatcher receives the scheduled target, kind, handle and generation",
-          "[sim][quick]") {
+TEST_CASE("sim::Simulator: the dispatcher receives the scheduled target, kind, handle and generation", "[sim][quick]") {
   sim::Simulator simulator(1);
   simulator.schedule(sim::Time::from_ps(5), sim::Target{200, 0xabcdef01u}, 9, 0x12345678u, 77);
   simulator.schedule(sim::Time::from_ps(6), sim::Target{sim::program_component_type, 4}, 1);

@@ -1,11 +1,11 @@
 // Unit tests for sim/time.h: Time arithmetic and the exact, rounded-up transfer-time helper (STYLE rule 9),
 // checked against the worked figures E1 and E2 of /work/shared/reference/README.md.
-#include "sim/time.h"
-
 #include <cstdint>
 #include <limits>
 
 #include <catch2/catch.hpp>
+
+#include "sim/time.h"
 
 namespace {
 
@@ -14,9 +14,15 @@ constexpr std::uint64_t qdr_lane_bps = 10'000'000'000;
 constexpr std::uint64_t fdr_lane_bps = 14'062'500'000;
 constexpr std::uint64_t edr_lane_bps = 25'781'250'000;
 
-constexpr sim::Rate qdr_4x() { return sim::Rate::from_line_code(qdr_lane_bps, 4, 8, 10); }
-constexpr sim::Rate fdr_4x() { return sim::Rate::from_line_code(fdr_lane_bps, 4, 64, 66); }
-constexpr sim::Rate edr_4x() { return sim::Rate::from_line_code(edr_lane_bps, 4, 64, 66); }
+constexpr sim::Rate qdr_4x() {
+  return sim::Rate::from_line_code(qdr_lane_bps, 4, 8, 10);
+}
+constexpr sim::Rate fdr_4x() {
+  return sim::Rate::from_line_code(fdr_lane_bps, 4, 64, 66);
+}
+constexpr sim::Rate edr_4x() {
+  return sim::Rate::from_line_code(edr_lane_bps, 4, 64, 66);
+}
 
 constexpr std::int64_t int64_max = std::numeric_limits<std::int64_t>::max();
 

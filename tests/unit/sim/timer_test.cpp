@@ -1,7 +1,5 @@
 // Unit tests for sim/timer.h: a timer fires exactly once at its final deadline, cancel and re-arming work from
 // outside and inside a run, and re-arming later never adds a calendar entry.
-#include "sim/timer.h"
-
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -10,13 +8,17 @@
 
 #include <catch2/catch.hpp>
 
+#include "sim/timer.h"
+
 namespace {
 
 constexpr sim::Target owner{4, 0};
 constexpr std::uint8_t timer_kind = 1;
 constexpr std::uint8_t packet_kind = 2;
 
-sim::Time ns(std::int64_t n) { return sim::Time::from_ns(n); }
+sim::Time ns(std::int64_t n) {
+  return sim::Time::from_ns(n);
+}
 
 // A simulator whose one component owns a timer and may receive "packet" events that act on it.
 struct Harness {
@@ -284,8 +286,7 @@ TEST_CASE("sim::Timer: random arms and cancels match a reference deadline", "[si
       deadline_agreed = deadline_agreed && h.timer.deadline() == expected_deadline &&
                         h.timer.armed() == (expected_deadline != sim::Time::max());
       if (++packets < 20'000)
-        h.sim.schedule_in(sim::Time::from_ps(2 * static_cast<std::int64_t>(engine() % 1'000) + 2), owner,
-                          packet_kind);
+        h.sim.schedule_in(sim::Time::from_ps(2 * static_cast<std::int64_t>(engine() % 1'000) + 2), owner, packet_kind);
     };
     h.sim.schedule(sim::Time::from_ps(1), owner, packet_kind);
     h.run();

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The kernel benchmarks of README's Performance section, from a Release build. Run on an otherwise idle machine.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tools/setup_deps.sh >/dev/null
+tools/build.sh release >/dev/null
+echo "== (a) kernel alone, hold model, uniform 1 ns - 1 us increments"
+build/release/tests/bench/bench_calendar "$@"
+echo "== (b) kernel + SimGrid actors: 1 event in 10 / in 100 wakes an actor (100k pending, 16 actors)"
+build/release/tests/bench/bench_coupled

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs ibnetsim's build and test dependencies on Debian 12 when any is missing. Needs root (or sudo) and apt.
+set -euo pipefail
+
+packages=(g++ cmake make pkg-config libsimgrid-dev libboost-program-options-dev nlohmann-json3-dev catch2 python3)
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "[setup] all dependencies present"
+  exit 0
+fi
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "[setup] need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+  sudo_cmd=(sudo)
+fi
+echo "[setup] installing: ${missing[*]}"
+"${sudo_cmd[@]}" apt-get update
+DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y --no-install-recommends "${missing[@]}"
