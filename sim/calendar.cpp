@@ -115,7 +115,12 @@ void Calendar::open_bucket(std::size_t bucket) {
   occupied_[bucket >> 6] &= ~(std::uint64_t{1} << (bucket & 63));
   std::sort(run_.begin(), run_.end(), later_first);
   next_bucket_ = bucket + 1;
-  front_end_ = window_start_ + Time::from_ps(static_cast<std::int64_t>(next_bucket_ << shift_));
+  // Saturate: the bucket holding Time::max() would otherwise end past the int64 range.
+  const std::uint64_t end_offset = std::uint64_t{next_bucket_} << shift_;
+  const std::uint64_t room =
+      static_cast<std::uint64_t>(Time::max().ps()) - static_cast<std::uint64_t>(window_start_.ps());
+  front_end_ = end_offset >= room ? Time::max()
+                                  : window_start_ + Time::from_ps(static_cast<std::int64_t>(end_offset));
 }
 
 std::size_t Calendar::find_occupied_bucket(std::size_t from) const {
@@ -143,7 +148,7 @@ void Calendar::rebuild_window() {
   Time first = far_.front().time;
   for (const Event& event : far_)
     first = std::min(first, event.time);
-  std::array<std::int64_t, quantile_samples> sample;
+  std::array<std::int64_t, quantile_samples> sample{};
   const std::size_t sampled = std::min(n, quantile_samples);
   for (std::size_t i = 0; i < sampled; ++i)
     sample[i] = far_[i * n / sampled].time.ps();

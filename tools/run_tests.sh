@@ -8,6 +8,7 @@ jobs="$(nproc)"
 
 echo "== Release build and tests"
 tools/build.sh release
+tools/check_test_discovery.sh build/release
 ctest --preset release -j "$jobs"
 
 echo "== ASan+UBSan build and tests"

@@ -77,6 +77,7 @@ void Model::send_from(std::uint32_t lp, sim::Time earliest) {
   const double extra_ps = rng.exponential(static_cast<double>(params_.mean_extra_delay.ps()));
   const sim::Time delay = params_.lookahead + sim::Time::from_ps(std::llround(extra_ps));
   ++in_flight_;
+  ++counters_.events_sent;
   sim_.schedule(earliest + delay, sim::Target{component_type, destination},
                 static_cast<std::uint8_t>(Kind::event_arrives));
 }

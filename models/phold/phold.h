@@ -35,6 +35,7 @@ Params read_params(sim::JsonObjectReader& reader);
 
 struct Counters {
   std::uint64_t events_handled = 0;
+  std::uint64_t events_sent = 0; ///< initial population included
   std::uint64_t events_sent_remote = 0;
   std::uint64_t events_to_programs = 0;
   std::uint64_t events_from_programs = 0;

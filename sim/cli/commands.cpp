@@ -110,9 +110,10 @@ sim::ReportJson build_report(const Scenario& scenario, const phold::RunResult& r
   sim::ReportJson results;
   results["simulated_time_us"] = result.simulated_time.us();
   results["events_handled"] = c.events_handled;
+  results["events_sent"] = c.events_sent;
   results["events_sent_remote"] = c.events_sent_remote;
   results["remote_fraction_observed"] =
-      c.events_handled ? static_cast<double>(c.events_sent_remote) / static_cast<double>(c.events_handled) : 0.0;
+      static_cast<double>(c.events_sent_remote) / static_cast<double>(std::max<std::uint64_t>(c.events_sent, 1));
   results["events_per_lp_min"] = c.min_events_per_lp;
   results["events_per_lp_max"] = c.max_events_per_lp;
   results["events_per_lp_mean"] =

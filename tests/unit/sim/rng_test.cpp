@@ -247,7 +247,7 @@ TEST_CASE("sim::Rng: uniform_between over ranges wider than INT64_MAX", "[sim][q
   }
 }
 
-TEST_CASE("sim::Rng: uniform01 lies in [0, 1) with mean 1/2", "[sim][quick]") {
+TEST_CASE("sim::Rng: uniform01 lies in 0 inclusive to 1 exclusive with mean 1/2", "[sim][quick]") {
   sim::Rng rng(1, 1);
   double sum = 0;
   double low = 1;
