@@ -9,23 +9,43 @@
 namespace sim {
 
 namespace {
-// Aim for this many events per bucket: small enough that sorting a bucket is cheap, large enough that the window
-// and its bitmap stay compact. Measured with tests/bench/calendar_bench (estimate of the optimum, 4-16 all fine).
-constexpr std::size_t events_per_bucket = 8;
+// Sizes below were measured with tests/bench/calendar_bench on the CI machine class (2 cores); the optimum is
+// broad, and these sit inside it.
+// Aim for this many events per bucket or slice when sorting it: sorting a handful of events is cheap.
+constexpr std::size_t events_per_slice = 8;
+// A coarse bucket up to this size is sorted directly rather than split into fine slices.
+constexpr std::size_t direct_sort_limit = 32;
+// Few enough coarse buckets that the tail of every one stays in cache while events stream in.
 constexpr std::size_t min_buckets = 64;
-constexpr std::size_t max_buckets = std::size_t{1} << 20;
+constexpr std::size_t max_buckets = 2048;
+// Events sampled to estimate the far list's quantile at a rebuild.
 constexpr std::size_t quantile_samples = 128;
 
 bool later_first(const Event& a, const Event& b) { return fires_before(b, a); }
+
+// Buffers sized by the busiest bucket seen so far would otherwise keep growing a little as ever larger buckets
+// turn up; growing to twice the next power of two makes that stop soon after warm-up.
+template <class T>
+void reserve_with_headroom(std::vector<T>& buffer, std::size_t size) {
+  if (size > buffer.capacity())
+    buffer.reserve(2 * std::bit_ceil(size));
+}
+
+// `start` + `offset` ps, saturating at Time::max() (a bucket may hold Time::max() itself).
+Time saturating_add(Time start, std::uint64_t offset) {
+  const std::uint64_t room = static_cast<std::uint64_t>(Time::max().ps()) - static_cast<std::uint64_t>(start.ps());
+  return offset >= room ? Time::max() : start + Time::from_ps(static_cast<std::int64_t>(offset));
+}
 } // namespace
 
 Calendar::Calendar()
-    : front_end_(Time::from_ps(std::numeric_limits<std::int64_t>::min())),
+    : run_end_(Time::from_ps(std::numeric_limits<std::int64_t>::min())),
+      accept_end_(Time::from_ps(std::numeric_limits<std::int64_t>::min())),
       window_start_(Time::from_ps(std::numeric_limits<std::int64_t>::min())) {}
 
 void Calendar::push(const Event& event) {
   ++size_;
-  if (event.time < front_end_) {
+  if (event.time < accept_end_) {
     late_.push_back(event);
     std::push_heap(late_.begin(), late_.end(), later_first);
     return;
@@ -55,7 +75,7 @@ void Calendar::push_to_bucket(std::size_t bucket, const Event& event) {
     chunks_[chunk].next = no_chunk;
     if (list.tail == no_chunk) {
       list.head = chunk;
-      mark_occupied(bucket);
+      occupied_[bucket >> 6] |= std::uint64_t{1} << (bucket & 63);
     } else {
       chunks_[list.tail].next = chunk;
     }
@@ -63,64 +83,117 @@ void Calendar::push_to_bucket(std::size_t bucket, const Event& event) {
   }
   Chunk& tail = chunks_[list.tail];
   tail.events[tail.count++] = event;
+  ++list.size;
 }
 
 Time Calendar::next_time() {
   assert(!empty());
-  if (run_.empty() && late_.empty())
+  for (;;) {
+    if (!run_.empty())
+      return late_.empty() ? run_.back().time : std::min(run_.back().time, late_.front().time);
+    if (late_is_next())
+      return late_.front().time;
     refill();
-  if (late_.empty())
-    return run_.back().time;
-  if (run_.empty())
-    return late_.front().time;
-  return std::min(run_.back().time, late_.front().time);
+  }
 }
 
 Event Calendar::pop() {
   assert(!empty());
-  if (run_.empty() && late_.empty())
+  for (;;) {
+    if (!run_.empty() && (late_.empty() || fires_before(run_.back(), late_.front()))) {
+      const Event event = run_.back();
+      run_.pop_back();
+      --size_;
+      return event;
+    }
+    if (!run_.empty() || late_is_next()) {
+      std::pop_heap(late_.begin(), late_.end(), later_first);
+      const Event event = late_.back();
+      late_.pop_back();
+      --size_;
+      return event;
+    }
     refill();
-  --size_;
-  if (!late_.empty() && (run_.empty() || fires_before(late_.front(), run_.back()))) {
-    std::pop_heap(late_.begin(), late_.end(), later_first);
-    const Event event = late_.back();
-    late_.pop_back();
-    return event;
   }
-  const Event event = run_.back();
-  run_.pop_back();
-  return event;
 }
 
 void Calendar::refill() {
+  assert(run_.empty() && unopened() > 0);
+  if (open_next_fine_slice())
+    return;
   std::size_t bucket = find_occupied_bucket(next_bucket_);
   if (bucket == bucket_count_) {
     rebuild_window();
     bucket = find_occupied_bucket(0);
     assert(bucket < bucket_count_);
   }
-  open_bucket(bucket);
+  open_coarse_bucket(bucket);
 }
 
-void Calendar::open_bucket(std::size_t bucket) {
-  Bucket& list = buckets_[bucket];
-  run_.clear();
+bool Calendar::open_next_fine_slice() {
+  while (fine_next_ < fine_count_ && fine_offsets_[fine_next_] == fine_offsets_[fine_next_ + 1])
+    ++fine_next_;
+  if (fine_next_ == fine_count_)
+    return false;
+  reserve_with_headroom(run_, fine_offsets_[fine_next_ + 1] - fine_offsets_[fine_next_]);
+  run_.assign(fine_events_.begin() + fine_offsets_[fine_next_], fine_events_.begin() + fine_offsets_[fine_next_ + 1]);
+  std::sort(run_.begin(), run_.end(), later_first);
+  ++fine_next_;
+  run_end_ = saturating_add(fine_start_, std::uint64_t{fine_next_} << fine_shift_);
+  return true;
+}
+
+void Calendar::open_coarse_bucket(std::size_t bucket) {
+  Bucket list = buckets_[bucket];
+  buckets_[bucket] = Bucket{};
+  occupied_[bucket >> 6] &= ~(std::uint64_t{1} << (bucket & 63));
+  next_bucket_ = bucket + 1;
+  const Time start = saturating_add(window_start_, std::uint64_t{bucket} << shift_);
+  const Time end = saturating_add(window_start_, std::uint64_t{next_bucket_} << shift_);
+  // From now on, pushes below the bucket's end go to late_: its chunks are about to be recycled.
+  accept_end_ = end;
+
+  if (list.size <= direct_sort_limit || shift_ == 0) {
+    run_.clear();
+    reserve_with_headroom(run_, list.size);
+    for (std::uint32_t chunk = list.head; chunk != no_chunk; chunk = chunks_[chunk].next) {
+      run_.insert(run_.end(), chunks_[chunk].events, chunks_[chunk].events + chunks_[chunk].count);
+      free_chunks_.push_back(chunk);
+    }
+    std::sort(run_.begin(), run_.end(), later_first);
+    run_end_ = end;
+    fine_count_ = fine_next_ = 0;
+    return;
+  }
+
+  // Counting sort into fine slices: two passes over chunks that are hot in cache.
+  const int slice_bits = std::min<int>(std::bit_width(std::bit_ceil(list.size / events_per_slice)) - 1, shift_);
+  fine_count_ = std::size_t{1} << slice_bits;
+  fine_shift_ = shift_ - slice_bits;
+  fine_start_ = start;
+  fine_next_ = 0;
+  reserve_with_headroom(fine_offsets_, fine_count_ + 1);
+  reserve_with_headroom(fine_cursor_, fine_count_ + 1);
+  reserve_with_headroom(fine_events_, list.size);
+  fine_offsets_.assign(fine_count_ + 1, 0);
+  for (std::uint32_t chunk = list.head; chunk != no_chunk; chunk = chunks_[chunk].next)
+    for (std::uint32_t i = 0; i < chunks_[chunk].count; ++i)
+      ++fine_offsets_[1 + (static_cast<std::uint64_t>((chunks_[chunk].events[i].time - start).ps()) >> fine_shift_)];
+  for (std::size_t i = 1; i <= fine_count_; ++i)
+    fine_offsets_[i] += fine_offsets_[i - 1];
+  fine_cursor_.assign(fine_offsets_.begin(), fine_offsets_.end() - 1);
+  fine_events_.resize(list.size);
   for (std::uint32_t chunk = list.head; chunk != no_chunk;) {
     const Chunk& c = chunks_[chunk];
-    run_.insert(run_.end(), c.events, c.events + c.count);
+    for (std::uint32_t i = 0; i < c.count; ++i) {
+      const auto slice = static_cast<std::uint64_t>((c.events[i].time - start).ps()) >> fine_shift_;
+      fine_events_[fine_cursor_[slice]++] = c.events[i];
+    }
     free_chunks_.push_back(chunk);
     chunk = c.next;
   }
-  list = Bucket{};
-  occupied_[bucket >> 6] &= ~(std::uint64_t{1} << (bucket & 63));
-  std::sort(run_.begin(), run_.end(), later_first);
-  next_bucket_ = bucket + 1;
-  // Saturate: the bucket holding Time::max() would otherwise end past the int64 range.
-  const std::uint64_t end_offset = std::uint64_t{next_bucket_} << shift_;
-  const std::uint64_t room =
-      static_cast<std::uint64_t>(Time::max().ps()) - static_cast<std::uint64_t>(window_start_.ps());
-  front_end_ = end_offset >= room ? Time::max()
-                                  : window_start_ + Time::from_ps(static_cast<std::int64_t>(end_offset));
+  [[maybe_unused]] const bool opened = open_next_fine_slice();
+  assert(opened);
 }
 
 std::size_t Calendar::find_occupied_bucket(std::size_t from) const {
@@ -138,13 +211,13 @@ std::size_t Calendar::find_occupied_bucket(std::size_t from) const {
 }
 
 void Calendar::rebuild_window() {
-  // Every bucket has been consumed, so all pending events are in far_.
+  // Every bucket and slice has been consumed, so all unopened events are in far_.
   assert(!far_.empty());
   const std::size_t n = far_.size();
   // Span the window over all but the latest eighth of the far list, so that a few distant events (timeouts)
   // do not stretch the buckets; they stay in far_ until the window reaches them. The quantile is estimated from
-  // an evenly strided sample: exact order is not needed, only a sensible width, and a full selection would cost
-  // more than the distribution pass itself.
+  // an evenly strided sample: only a sensible width is needed, and a full selection would cost more than the
+  // distribution pass itself.
   Time first = far_.front().time;
   for (const Event& event : far_)
     first = std::min(first, event.time);
@@ -155,7 +228,7 @@ void Calendar::rebuild_window() {
   std::sort(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(sampled));
   const Time last_covered = Time::from_ps(sample[sampled - 1 - sampled / 8]);
 
-  bucket_count_ = std::clamp(std::bit_ceil(n / events_per_bucket), min_buckets, max_buckets);
+  bucket_count_ = std::clamp(std::bit_ceil(n / events_per_slice), min_buckets, max_buckets);
   if (buckets_.size() < bucket_count_) {
     buckets_.resize(bucket_count_);
     occupied_.resize((bucket_count_ + 63) >> 6, 0);
@@ -165,7 +238,8 @@ void Calendar::rebuild_window() {
   shift_ = std::bit_width(width_ps - 1); // 2^shift_ >= width_ps
   window_start_ = first;
   next_bucket_ = 0;
-  front_end_ = first;
+  accept_end_ = first;
+  run_end_ = first;
 
   std::size_t kept = 0;
   for (std::size_t i = 0; i < n; ++i) {
