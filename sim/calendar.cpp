@@ -21,7 +21,9 @@ constexpr std::size_t max_buckets = 2048;
 // Events sampled to estimate the far list's quantile at a rebuild.
 constexpr std::size_t quantile_samples = 128;
 
-bool later_first(const Event& a, const Event& b) { return fires_before(b, a); }
+bool later_first(const Event& a, const Event& b) {
+  return fires_before(b, a);
+}
 
 // Buffers sized by the busiest bucket seen so far would otherwise keep growing a little as ever larger buckets
 // turn up; growing to twice the next power of two makes that stop soon after warm-up.
@@ -45,15 +47,17 @@ Calendar::Calendar()
 
 void Calendar::push(const Event& event) {
   ++size_;
-  if (event.time < accept_end_) {
-    late_.push_back(event);
-    std::push_heap(late_.begin(), late_.end(), later_first);
-    return;
-  }
   // Unsigned: before the first window, window_start_ is the most negative time and the difference would overflow.
   const std::uint64_t offset =
       static_cast<std::uint64_t>(event.time.ps()) - static_cast<std::uint64_t>(window_start_.ps());
   const std::uint64_t bucket = offset >> shift_;
+  // Below accept_end_, or in a bucket already opened (the one holding Time::max() ends at a saturated
+  // accept_end_): the event belongs beside the open run.
+  if (event.time < accept_end_ || bucket < next_bucket_) {
+    late_.push_back(event);
+    std::push_heap(late_.begin(), late_.end(), later_first);
+    return;
+  }
   if (bucket < bucket_count_)
     push_to_bucket(bucket, event);
   else

@@ -17,7 +17,9 @@ namespace {
 // Unwinds a program that is still blocked when the run ends.
 struct ProgramStopped {};
 
-std::int64_t simgrid_clock_ps() { return std::llround(sg4::Engine::get_clock() * 1e12); }
+std::int64_t simgrid_clock_ps() {
+  return std::llround(sg4::Engine::get_clock() * 1e12);
+}
 
 // Beyond about 30k actors SimGrid's per-stack guard pages exhaust the per-process mapping limit (DESIGN §4).
 constexpr std::size_t guard_pages_actor_limit = 30'000;
@@ -41,9 +43,15 @@ void Signal::notify() {
   }
 }
 
-Time Program::now() const { return runtime_.sim_.now(); }
-const std::string& Program::name() const { return runtime_.programs_[index_]->name; }
-Simulator& Program::simulator() { return runtime_.sim_; }
+Time Program::now() const {
+  return runtime_.sim_.now();
+}
+const std::string& Program::name() const {
+  return runtime_.programs_[index_]->name;
+}
+Simulator& Program::simulator() {
+  return runtime_.sim_;
+}
 
 void Program::compute(Time duration) {
   if (duration < Time::zero())
@@ -99,7 +107,9 @@ void HostRuntime::spawn(std::string name, std::function<void(Program&)> body) {
   programs_.push_back(std::move(state));
 }
 
-Time HostRuntime::simgrid_now() const { return Time::from_ps(simgrid_clock_ps() - epoch_ps_); }
+Time HostRuntime::simgrid_now() const {
+  return Time::from_ps(simgrid_clock_ps() - epoch_ps_);
+}
 
 HostRuntime::Outcome HostRuntime::run_engine(Time until) {
   if (ran_)

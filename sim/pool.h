@@ -61,11 +61,17 @@ public:
 #endif
     return chunks_[handle.value / ChunkSize][handle.value % ChunkSize];
   }
-  const T& operator[](Handle<T> handle) const { return const_cast<Pool&>(*this)[handle]; }
+  const T& operator[](Handle<T> handle) const {
+    return const_cast<Pool&>(*this)[handle];
+  }
 
   /// Objects currently owned by someone: at the end of a run, anything above zero leaked.
-  std::uint32_t live() const { return live_; }
-  std::uint32_t capacity() const { return static_cast<std::uint32_t>(chunks_.size()) * ChunkSize; }
+  std::uint32_t live() const {
+    return live_;
+  }
+  std::uint32_t capacity() const {
+    return static_cast<std::uint32_t>(chunks_.size()) * ChunkSize;
+  }
 
 private:
   void grow() {

@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
-#include <vector>
-
 #include <sys/resource.h>
+#include <vector>
 
 namespace sim {
 
@@ -17,7 +16,8 @@ std::string scalar_text(const ReportJson& value) {
   return value.dump();
 }
 
-void flatten(const ReportJson& value, const std::string& prefix, std::vector<std::pair<std::string, std::string>>& out) {
+void flatten(const ReportJson& value, const std::string& prefix,
+             std::vector<std::pair<std::string, std::string>>& out) {
   if (value.is_object()) {
     for (const auto& [key, child] : value.items())
       flatten(child, prefix.empty() ? key : prefix + "." + key, out);
@@ -55,7 +55,9 @@ bool parse_report_format(std::string_view text, ReportFormat& format) {
   return true;
 }
 
-std::string report_to_json(const ReportJson& report) { return report.dump(2) + "\n"; }
+std::string report_to_json(const ReportJson& report) {
+  return report.dump(2) + "\n";
+}
 
 std::string report_to_table(const ReportJson& report) {
   std::ostringstream out;

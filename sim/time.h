@@ -77,14 +77,15 @@ private:
 /// rounded up to a whole picosecond.
 constexpr Time transfer_time_bits(std::uint64_t bits, Rate rate) {
   assert(rate.bits_numerator() > 0);
-  const unsigned __int128 numerator =
-      static_cast<unsigned __int128>(bits) * ps_per_second * rate.seconds_denominator();
+  const unsigned __int128 numerator = static_cast<unsigned __int128>(bits) * ps_per_second * rate.seconds_denominator();
   const unsigned __int128 ps = (numerator + rate.bits_numerator() - 1) / rate.bits_numerator();
   assert(ps <= static_cast<unsigned __int128>(std::numeric_limits<std::int64_t>::max()));
   return Time::from_ps(static_cast<std::int64_t>(ps));
 }
 
 /// Time to push `size_bytes` through a channel of `rate`, rounded up to a whole picosecond.
-constexpr Time transfer_time(std::uint64_t size_bytes, Rate rate) { return transfer_time_bits(size_bytes * 8, rate); }
+constexpr Time transfer_time(std::uint64_t size_bytes, Rate rate) {
+  return transfer_time_bits(size_bytes * 8, rate);
+}
 
 } // namespace sim

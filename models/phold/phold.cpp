@@ -1,9 +1,9 @@
 #include "models/phold/phold.h"
 
 #include <algorithm>
-#include <stdexcept>
 #include <cmath>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "sim/errors.h"
@@ -15,15 +15,12 @@ const sim::ParamTable<Params>& param_table() {
       "phold",
       {
           {"lp_count", &Params::lp_count, "count", "logical processes", 1, 1 << 24},
-          {"initial_events_per_lp", &Params::initial_events_per_lp, "count", "events each LP starts with", 1,
-           1 << 16},
+          {"initial_events_per_lp", &Params::initial_events_per_lp, "count", "events each LP starts with", 1, 1 << 16},
           {"lookahead_ns", &Params::lookahead, "ns", "minimum delay of every event", 0.001, 1e9},
-          {"mean_extra_delay_ns", &Params::mean_extra_delay, "ns", "mean exponential delay added to the lookahead",
-           0, 1e9},
-          {"remote_fraction", &Params::remote_fraction, "fraction", "probability an event goes to another LP", 0,
-           1},
-          {"program_count", &Params::program_count, "count", "host programs (SimGrid actors); 0 for none", 0,
-           1 << 20},
+          {"mean_extra_delay_ns", &Params::mean_extra_delay, "ns", "mean exponential delay added to the lookahead", 0,
+           1e9},
+          {"remote_fraction", &Params::remote_fraction, "fraction", "probability an event goes to another LP", 0, 1},
+          {"program_count", &Params::program_count, "count", "host programs (SimGrid actors); 0 for none", 0, 1 << 20},
           {"program_every_events", &Params::program_every_events, "count",
            "hand every Nth event handled to a program; 0 with no programs", 0, 1u << 30},
           {"program_compute_ns", &Params::program_compute, "ns", "CPU time a program spends per event", 0, 1e9},
@@ -134,14 +131,13 @@ void Model::program_body(sim::Program& program, std::uint32_t index) {
 
 void Model::check_invariants() const {
   if (in_flight_ != population_)
-    throw sim::InvariantViolation(
-        "event-conservation", "phold",
-        "the event population changed: " + std::to_string(in_flight_) + " in flight, expected " +
-            std::to_string(population_),
-        "events_handled=" + std::to_string(counters_.events_handled) +
-            " to_programs=" + std::to_string(counters_.events_to_programs) +
-            " from_programs=" + std::to_string(counters_.events_from_programs) + " at t=" +
-            std::to_string(sim_.now().ps()) + " ps");
+    throw sim::InvariantViolation("event-conservation", "phold",
+                                  "the event population changed: " + std::to_string(in_flight_) +
+                                      " in flight, expected " + std::to_string(population_),
+                                  "events_handled=" + std::to_string(counters_.events_handled) +
+                                      " to_programs=" + std::to_string(counters_.events_to_programs) +
+                                      " from_programs=" + std::to_string(counters_.events_from_programs) +
+                                      " at t=" + std::to_string(sim_.now().ps()) + " ps");
 }
 
 Counters Model::counters() const {

@@ -82,7 +82,7 @@ private:
 
 struct RunOptions {
   std::uint64_t seed = 0;
-  sim::Time duration;                 ///< simulated time covered: events due later are left pending
+  sim::Time duration;                  ///< simulated time covered: events due later are left pending
   std::uint64_t drop_event_number = 0; ///< see Model; 0 in every real run
 };
 

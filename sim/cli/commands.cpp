@@ -1,7 +1,7 @@
 #include "sim/cli/commands.h"
 
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -44,8 +44,7 @@ struct Parsed {
   std::vector<std::string> positional;
 };
 
-Parsed parse(const std::vector<std::string>& args, const po::options_description& options,
-             std::size_t max_positional) {
+Parsed parse(const std::vector<std::string>& args, const po::options_description& options, std::size_t max_positional) {
   po::options_description all;
   all.add(options);
   all.add_options()("positional", po::value<std::vector<std::string>>(), "");
@@ -131,10 +130,10 @@ sim::ReportJson build_report(const Scenario& scenario, const phold::RunResult& r
 
 int command_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("ibnetsim run SCENARIO [options]");
-  options.add_options()("help,h", "show this help")(
-      "out", po::value<std::string>(), "also write the full JSON report to FILE.json")(
-      "format", po::value<std::string>()->default_value("table"), "stdout format: table, json or csv")(
-      "quiet,q", "print nothing on stdout (use with --out)")(
+  options.add_options()("help,h", "show this help")("out", po::value<std::string>(),
+                                                    "also write the full JSON report to FILE.json")(
+      "format", po::value<std::string>()->default_value("table"),
+      "stdout format: table, json or csv")("quiet,q", "print nothing on stdout (use with --out)")(
       "timing", "add wall time, events/s and peak memory to JSON and CSV reports (they then differ run to run)");
   options.add(scenario_options());
   const Parsed parsed = parse(args, options, 1);

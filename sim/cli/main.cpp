@@ -2,4 +2,6 @@
 
 #include "sim/cli/commands.h"
 
-int main(int argc, char** argv) { return cli::run_command_line(argc, argv, std::cout, std::cerr); }
+int main(int argc, char** argv) {
+  return cli::run_command_line(argc, argv, std::cout, std::cerr);
+}

@@ -29,8 +29,7 @@ void run(std::uint64_t pending, std::uint64_t events) {
   const std::uint64_t done = sim.events_dispatched() - before;
   std::printf("kernel hold  pending=%-8llu events=%-10llu wall=%.3f s  %.2f M events/s  peak_rss=%.1f MiB\n",
               static_cast<unsigned long long>(pending), static_cast<unsigned long long>(done), wall_s,
-              static_cast<double>(done) / wall_s / 1e6,
-              static_cast<double>(sim::peak_rss_bytes()) / (1024.0 * 1024.0));
+              static_cast<double>(done) / wall_s / 1e6, static_cast<double>(sim::peak_rss_bytes()) / (1024.0 * 1024.0));
 }
 
 } // namespace

@@ -52,8 +52,8 @@ void run(std::uint64_t pending, std::uint64_t events, std::uint64_t wake_every, 
   source.fill(pending);
   Dispatch dispatch{source, inboxes, wake_every};
   // Events are about 0.5 µs apart per pending event on average: pick the duration that covers `events`.
-  const double mean_gap_ps = static_cast<double>(bench::min_delay_ps + bench::max_delay_ps) / 2.0 /
-                             static_cast<double>(pending);
+  const double mean_gap_ps =
+      static_cast<double>(bench::min_delay_ps + bench::max_delay_ps) / 2.0 / static_cast<double>(pending);
   const sim::Time until = sim::Time::from_ps(static_cast<std::int64_t>(mean_gap_ps * static_cast<double>(events)));
   const auto started = std::chrono::steady_clock::now();
   const sim::HostRuntime::Outcome outcome = runtime.run(dispatch, until);

@@ -21,8 +21,8 @@ struct HoldSource {
   sim::Simulator& sim;
   sim::Rng rng;
   void schedule_next(sim::Time from) {
-    sim.schedule(from + sim::Time::from_ps(rng.uniform_between(min_delay_ps, max_delay_ps)),
-                 sim::Target{hold_type, 0}, 0);
+    sim.schedule(from + sim::Time::from_ps(rng.uniform_between(min_delay_ps, max_delay_ps)), sim::Target{hold_type, 0},
+                 0);
   }
   void fill(std::uint64_t pending) {
     for (std::uint64_t i = 0; i < pending; ++i)

@@ -7,9 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
-#include <vector>
-
 #include <sys/wait.h>
+#include <vector>
 
 #include "sim/cli/commands.h"
 
@@ -36,8 +35,7 @@ inline CliResult run_cli(std::vector<std::string> args) {
 inline CliResult run_executable(const std::string& args, const std::string& scratch) {
   const std::string out_path = scratch + ".out";
   const std::string err_path = scratch + ".err";
-  const std::string command =
-      std::string(IBNETSIM_EXECUTABLE) + " " + args + " >" + out_path + " 2>" + err_path;
+  const std::string command = std::string(IBNETSIM_EXECUTABLE) + " " + args + " >" + out_path + " 2>" + err_path;
   const int status = std::system(command.c_str());
   const auto slurp = [](const std::string& path) {
     std::ifstream file(path);
@@ -48,7 +46,9 @@ inline CliResult run_executable(const std::string& args, const std::string& scra
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out_path), slurp(err_path)};
 }
 
-inline std::string source_path(const std::string& relative) { return std::string(IBNETSIM_SOURCE_DIR) + "/" + relative; }
+inline std::string source_path(const std::string& relative) {
+  return std::string(IBNETSIM_SOURCE_DIR) + "/" + relative;
+}
 
 /// Writes `text` to a fresh file under the build's temp area and returns its path.
 inline std::string write_temp(const std::string& name, const std::string& text) {

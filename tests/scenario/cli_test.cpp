@@ -80,16 +80,23 @@ TEST_CASE("cli: bad scenario input exits 2 naming the file, the JSON pointer and
   };
   const std::vector<Case> cases = {
       {"unknown_key", valid_scenario, {"--set", "/speed=3"}, ":/speed: expected one of the keys"},
-      {"unknown_nested_key", valid_scenario, {"--set", "/workload/lp_cuont=3"},
+      {"unknown_nested_key",
+       valid_scenario,
+       {"--set", "/workload/lp_cuont=3"},
        ":/workload/lp_cuont: expected one of the keys type, lp_count"},
-      {"wrong_type", valid_scenario, {"--set", "/workload/lp_count=\"many\""},
+      {"wrong_type",
+       valid_scenario,
+       {"--set", "/workload/lp_count=\"many\""},
        ":/workload/lp_count: expected an integer in [1, 16777216], got string \"many\""},
-      {"out_of_range", valid_scenario, {"--set", "/workload/remote_fraction=1.5"},
+      {"out_of_range",
+       valid_scenario,
+       {"--set", "/workload/remote_fraction=1.5"},
        ":/workload/remote_fraction: expected a number in [0, 1], got number 1.5"},
-      {"missing_key", R"({"name": "t", "seed": 1, "workload": {"type": "phold"}})", {},
-       ":/duration_us: expected"},
+      {"missing_key", R"({"name": "t", "seed": 1, "workload": {"type": "phold"}})", {}, ":/duration_us: expected"},
       {"bad_enum", valid_scenario, {"--set", "/workload/type=hold"}, ":/workload/type: expected one of"},
-      {"inconsistent", valid_scenario, {"--set", "/workload/program_count=2"},
+      {"inconsistent",
+       valid_scenario,
+       {"--set", "/workload/program_count=2"},
        ":/workload/program_every_events: expected a value above 0 exactly when program_count is above 0"},
       {"malformed", "{\"name\": \"t\",\n  \"seed\": 1,,\n}", {}, ": expected valid JSON, got parse error at line 2"},
       {"bad_override_path", valid_scenario, {"--set", "/nowhere/deep=1"}, "--set:/nowhere/deep: expected"},
@@ -112,11 +119,11 @@ TEST_CASE("cli: bad scenario input exits 2 naming the file, the JSON pointer and
 }
 
 TEST_CASE("cli: a violated invariant stops the run with exit 3 and names it", "[cli][quick]") {
-  const auto r = run_cli(args({"run", default_scenario, "--set", "/workload/self_test={\"drop_event_number\": 500}"},
-                              short_run));
+  const auto r =
+      run_cli(args({"run", default_scenario, "--set", "/workload/self_test={\"drop_event_number\": 500}"}, short_run));
   CHECK(r.exit_code == 3);
-  CHECK_THAT(r.err, Catch::Contains("invariant violated [event-conservation] phold") &&
-                        Catch::Contains("events_handled=500"));
+  CHECK_THAT(r.err,
+             Catch::Contains("invariant violated [event-conservation] phold") && Catch::Contains("events_handled=500"));
 }
 
 TEST_CASE("cli: the same scenario and seed give byte-identical reports", "[cli][quick]") {
@@ -134,8 +141,8 @@ TEST_CASE("cli: run writes table, json and csv, and --out FILE.json", "[cli][qui
   SECTION("table, with timing for people") {
     const auto r = run_cli(args({"run", default_scenario}, short_run));
     CHECK(r.exit_code == 0);
-    CHECK_THAT(r.out, Catch::Contains("results") && Catch::Contains("events_handled") &&
-                          Catch::Contains("wall_time_s"));
+    CHECK_THAT(r.out,
+               Catch::Contains("results") && Catch::Contains("events_handled") && Catch::Contains("wall_time_s"));
   }
   SECTION("csv: a header and one row with the same number of columns") {
     const auto r = run_cli(args({"run", default_scenario, "--format", "csv"}, short_run));

@@ -1,7 +1,6 @@
 // Scenario-level checks of the kernel workload against analytic figures, run through the command line.
-#include <nlohmann/json.hpp>
-
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "tests/scenario/cli_harness.h"
 
@@ -27,8 +26,8 @@ TEST_CASE("scenario phold: event rate matches population / mean delay", "[scenar
 }
 
 TEST_CASE("scenario phold: host programs re-inject every Nth event from the CLI", "[scenario][quick]") {
-  const auto r = run_cli({"run", testing::source_path("scenarios/phold_programs.json"), "--format", "json", "--set",
-                          "/duration_us=5"});
+  const auto r = run_cli(
+      {"run", testing::source_path("scenarios/phold_programs.json"), "--format", "json", "--set", "/duration_us=5"});
   REQUIRE(r.exit_code == 0);
   const auto report = nlohmann::json::parse(r.out);
   const auto& results = report["results"];

@@ -1,7 +1,6 @@
-#include "models/phold/phold.h"
-
 #include <catch2/catch.hpp>
 
+#include "models/phold/phold.h"
 #include "sim/errors.h"
 
 namespace {
@@ -69,8 +68,8 @@ TEST_CASE("phold::Model: remote_fraction sets where events go", "[phold][quick]"
   SECTION("a fraction, observed within 1%") {
     p.remote_fraction = 0.25;
     const auto result = run(p, 3, sim::Time::from_us(200));
-    const double observed = static_cast<double>(result.counters.events_sent_remote) /
-                            static_cast<double>(result.counters.events_sent);
+    const double observed =
+        static_cast<double>(result.counters.events_sent_remote) / static_cast<double>(result.counters.events_sent);
     CHECK(observed == Approx(0.25).margin(0.01));
   }
 }

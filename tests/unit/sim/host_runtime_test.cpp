@@ -1,5 +1,3 @@
-#include "sim/host_runtime.h"
-
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -9,6 +7,7 @@
 #include <simgrid/s4u/Engine.hpp>
 
 #include "sim/errors.h"
+#include "sim/host_runtime.h"
 
 namespace {
 
@@ -38,8 +37,7 @@ std::int64_t simgrid_ps_since(double origin_s) {
 
 } // namespace
 
-TEST_CASE("sim::HostRuntime: programs and fabric events interleave picoseconds apart in exact order",
-          "[sim][quick]") {
+TEST_CASE("sim::HostRuntime: programs and fabric events interleave picoseconds apart in exact order", "[sim][quick]") {
   sim::Simulator sim(1);
   sim::HostRuntime runtime(sim);
   std::vector<std::string> log;
@@ -77,9 +75,9 @@ TEST_CASE("sim::HostRuntime: programs and fabric events interleave picoseconds a
 
   const auto outcome = runtime.run(fabric, sim::Time::from_ps(100));
 
-  const std::vector<std::string> expected = {
-      "A.start@0",  "B.start@0",    "fabric1@1",   "fabric2@2", "B.woke@2",  "fabric3@3",  "A.computed@3",
-      "fabric4@4",  "A.signalled@4", "fabric40@4", "fabric5@5", "B.done@5",  "A.done@5",   "fabric6@6"};
+  const std::vector<std::string> expected = {"A.start@0", "B.start@0",    "fabric1@1", "fabric2@2",     "B.woke@2",
+                                             "fabric3@3", "A.computed@3", "fabric4@4", "A.signalled@4", "fabric40@4",
+                                             "fabric5@5", "B.done@5",     "A.done@5",  "fabric6@6"};
   CHECK(log == expected);
   CHECK(outcome.programs_finished == 2);
   CHECK(outcome.programs_stopped == 0);
@@ -156,8 +154,7 @@ TEST_CASE("sim::HostRuntime: the run stops at its end time and unwinds programs 
   CHECK(sim.pending_events() == 3); // fabric 40, 50 and the sleeper's wake-up
 }
 
-TEST_CASE("sim::HostRuntime: failures in the fabric or in a program end the run and reach the caller",
-          "[sim][quick]") {
+TEST_CASE("sim::HostRuntime: failures in the fabric or in a program end the run and reach the caller", "[sim][quick]") {
   SECTION("an invariant violated by the fabric") {
     sim::Simulator sim(1);
     sim::HostRuntime runtime(sim);

@@ -1,6 +1,6 @@
-#include "sim/report.h"
-
 #include <catch2/catch.hpp>
+
+#include "sim/report.h"
 
 namespace {
 sim::ReportJson sample_report() {
