@@ -85,8 +85,12 @@ std::string report_to_csv(const ReportJson& report) {
   std::string header;
   std::string values;
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    header += (i ? "," : "") + csv_field(rows[i].first);
-    values += (i ? "," : "") + csv_field(rows[i].second);
+    if (i > 0) {
+      header += ',';
+      values += ',';
+    }
+    header += csv_field(rows[i].first);
+    values += csv_field(rows[i].second);
   }
   return header + "\n" + values + "\n";
 }

@@ -16,6 +16,11 @@ void Simulator::advance_to(Time at) {
   now_ = at;
 }
 
+void Simulator::report_progress() {
+  next_progress_at_ += progress_interval;
+  progress_hook_(progress_context_, *this);
+}
+
 void Simulator::check_not_in_past([[maybe_unused]] Time at) const {
   assert(at >= now_ && "event scheduled in the past");
 }

@@ -61,9 +61,17 @@ public:
     while (!stop_requested_ && !calendar_.empty() && calendar_.next_time() <= until) {
       const Event event = calendar_.pop();
       now_ = event.time;
-      ++events_dispatched_;
+      if (++events_dispatched_ == next_progress_at_)
+        report_progress();
       dispatch(event);
     }
+  }
+
+  /// Calls `hook(context, *this)` every 2^20 events, for progress reports; nullptr removes it. Cold path.
+  void set_progress_hook(void (*hook)(void*, const Simulator&), void* context) {
+    progress_hook_ = hook;
+    progress_context_ = context;
+    next_progress_at_ = hook ? (events_dispatched_ | (progress_interval - 1)) + 1 : 0;
   }
 
   /// Returns an event just popped, unchanged (same time and seq, so its order is kept), and stops the run: for
@@ -85,7 +93,9 @@ public:
   std::uint64_t events_dispatched() const { return events_dispatched_; }
 
 private:
+  static constexpr std::uint64_t progress_interval = std::uint64_t{1} << 20;
   void check_not_in_past(Time at) const;
+  void report_progress();
 
   Calendar calendar_;
   Time now_;
@@ -93,6 +103,9 @@ private:
   std::uint64_t events_dispatched_ = 0;
   std::uint64_t seed_;
   bool stop_requested_ = false;
+  std::uint64_t next_progress_at_ = 0; // 0: no hook (events_dispatched_ is never 0 after an increment)
+  void (*progress_hook_)(void*, const Simulator&) = nullptr;
+  void* progress_context_ = nullptr;
   std::vector<std::string> names_;
 };
 

@@ -169,6 +169,7 @@ struct Dispatch {
 
 RunResult run(const Params& params, const RunOptions& options) {
   sim::Simulator sim(options.seed);
+  sim.set_progress_hook(options.progress_hook, options.progress_context);
   Model model(params, sim, options.drop_event_number);
   Dispatch dispatch{model};
   RunResult result;

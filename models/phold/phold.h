@@ -84,6 +84,9 @@ struct RunOptions {
   std::uint64_t seed = 0;
   sim::Time duration;                  ///< simulated time covered: events due later are left pending
   std::uint64_t drop_event_number = 0; ///< see Model; 0 in every real run
+  /// Called every 2^20 kernel events (see sim::Simulator::set_progress_hook); nullptr for none.
+  void (*progress_hook)(void*, const sim::Simulator&) = nullptr;
+  void* progress_context = nullptr;
 };
 
 struct RunResult {

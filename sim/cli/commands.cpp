@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -128,6 +129,33 @@ sim::ReportJson build_report(const Scenario& scenario, const phold::RunResult& r
   return report;
 }
 
+// A progress line on stderr once a run has taken two seconds, refreshed every second (DESIGN §7).
+struct Progress {
+  std::ostream& err;
+  sim::Time duration;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+  double next_print_s = 2.0;
+  bool printed = false;
+
+  static void hook(void* context, const sim::Simulator& sim) { static_cast<Progress*>(context)->update(sim); }
+  void update(const sim::Simulator& sim) {
+    const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (wall_s < next_print_s)
+      return;
+    next_print_s = wall_s + 1.0;
+    printed = true;
+    char line[160];
+    std::snprintf(line, sizeof line, "\r[ibnetsim] simulated %.3f of %.3f us (%.0f%%), %.1f M events, %.1f s wall",
+                  sim.now().us(), duration.us(), 100.0 * sim.now().us() / duration.us(),
+                  static_cast<double>(sim.events_dispatched()) / 1e6, wall_s);
+    err << line << std::flush;
+  }
+  void finish() {
+    if (printed)
+      err << "\n";
+  }
+};
+
 int command_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("ibnetsim run SCENARIO [options]");
   options.add_options()("help,h", "show this help")("out", po::value<std::string>(),
@@ -151,8 +179,20 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   run_options.seed = scenario.seed;
   run_options.duration = scenario.duration;
   run_options.drop_event_number = scenario.drop_event_number;
+  Progress progress{err, scenario.duration};
+  if (!parsed.values.count("quiet")) {
+    run_options.progress_hook = &Progress::hook;
+    run_options.progress_context = &progress;
+  }
   const auto started = std::chrono::steady_clock::now();
-  const phold::RunResult result = phold::run(scenario.phold, run_options);
+  phold::RunResult result;
+  try {
+    result = phold::run(scenario.phold, run_options);
+  } catch (...) {
+    progress.finish();
+    throw;
+  }
+  progress.finish();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   sim::ReportJson report = build_report(scenario, result);
@@ -189,7 +229,6 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
       break;
     }
   }
-  (void)err;
   return sim::exit_ok;
 }
 

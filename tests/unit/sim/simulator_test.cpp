@@ -296,3 +296,24 @@ TEST_CASE("sim::Simulator: rng_for is a function of (seed, id) only", "[sim][qui
   std::sort(firsts.begin(), firsts.end());
   CHECK(std::adjacent_find(firsts.begin(), firsts.end()) == firsts.end());
 }
+
+TEST_CASE("sim::Simulator: the progress hook runs every 2^20 events and can be removed", "[sim][quick]") {
+  sim::Simulator simulator(1);
+  struct Chain {
+    sim::Simulator& sim;
+    void operator()(const sim::Event&) { sim.schedule_in(sim::Time::from_ps(1), sim::Target{1, 0}, 0); }
+  } chain{simulator};
+  std::vector<std::uint64_t> seen;
+  simulator.set_progress_hook(
+      [](void* context, const sim::Simulator& sim) {
+        static_cast<std::vector<std::uint64_t>*>(context)->push_back(sim.events_dispatched());
+      },
+      &seen);
+  simulator.schedule(sim::Time::zero(), sim::Target{1, 0}, 0);
+  const std::uint64_t interval = std::uint64_t{1} << 20;
+  simulator.run_until(chain, sim::Time::from_ps(static_cast<std::int64_t>(3 * interval + 10)));
+  CHECK(seen == std::vector<std::uint64_t>{interval, 2 * interval, 3 * interval});
+  simulator.set_progress_hook(nullptr, nullptr);
+  simulator.run_until(chain, sim::Time::from_ps(static_cast<std::int64_t>(5 * interval)));
+  CHECK(seen.size() == 3);
+}
