@@ -1,0 +1,36 @@
+// IB link widths and speeds, and the data rate each pair carries after its line code (IBA vol 1 §5.1, vol 2
+// §5.2-5.3 for the lane signalling rates and codes). Data rates are exact fractions (sim::Rate). Physical-layer
+// idles, skip ordered sets and FEC latency are left out: they cost no data bandwidth beyond the code itself.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "sim/time.h"
+
+namespace ib::link {
+
+enum class Width : std::uint8_t { x1, x2, x4, x8, x12 };
+enum class Speed : std::uint8_t { sdr, ddr, qdr, fdr10, fdr, edr, hdr, ndr };
+
+/// A lane's signalling rate and its line code: `payload_bits` of data per `total_bits` on the wire.
+struct LaneCode {
+  std::uint64_t signalling_bps;
+  std::uint32_t payload_bits;
+  std::uint32_t total_bits;
+};
+
+std::uint32_t lanes(Width width);
+LaneCode lane_code(Speed speed);
+/// Data rate of a port of `width` lanes at `speed`: lanes × signalling × payload / total, exactly.
+sim::Rate data_rate(Width width, Speed speed);
+
+/// "1x", "2x", "4x", "8x", "12x" as ibnetdiscover writes them; nullopt otherwise.
+std::optional<Width> parse_width(std::string_view text);
+/// "SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR"; nullopt otherwise.
+std::optional<Speed> parse_speed(std::string_view text);
+std::string_view to_string(Width width);
+std::string_view to_string(Speed speed);
+
+} // namespace ib::link
