@@ -1,0 +1,92 @@
+// VL arbitration of one IB output port (IBA vol 1 §7.6.9; table format §14.2.5.9, VLHighLimit in PortInfo
+// §14.2.5.6): a pure state machine that picks which VL sends the next packet among those the port model reports
+// ready (packet at the head and enough credits), by a high- and a low-priority weighted round robin plus the
+// high-priority limit. VL15 always goes first. It leaves out flow-control packets (outside data arbitration),
+// time, credits and buffers (the port's job), and VLArbHighCap/LowCap (tables are taken as given, up to 64).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ib::link {
+
+/// The management VL: never in an arbitration table, always sent first (IBA §7.6.9).
+inline constexpr std::uint8_t management_vl = 15;
+/// Entries per table at most: 2 blocks of 32 (IBA §14.2.5.9; ib_vlarb_table_max_entries, OpenSM ib_types.h).
+inline constexpr std::size_t vlarb_table_max_entries = 64;
+/// Bytes per unit of an entry's weight (IBA §14.2.5.9; ib_vlarb_weight_unit).
+inline constexpr std::uint32_t vlarb_weight_unit_bytes = 64;
+/// Bytes per unit of VLHighLimit (IBA §14.2.5.6; ib_vlarb_high_limit_unit).
+inline constexpr std::uint32_t vlarb_high_limit_unit_bytes = 4096;
+/// VLHighLimit value meaning "no limit": low priority may starve (IBA §7.6.9; OpenSM QoS_management_in_OpenSM.txt).
+inline constexpr std::uint8_t vlarb_high_limit_unbounded = 255;
+
+/// One (VL, weight) pair of an arbitration table. `weight` is in 64-byte units, 0..255; 0 = skip the entry.
+struct VlArbEntry {
+  std::uint8_t vl;
+  std::uint8_t weight;
+};
+
+/// A port's arbitration configuration, as a subnet manager programs it.
+struct VlArbConfig {
+  std::vector<VlArbEntry> high; ///< high-priority table, up to 64 entries
+  std::vector<VlArbEntry> low;  ///< low-priority table, up to 64 entries
+  std::uint8_t high_limit;      ///< VLHighLimit, 4096-byte units; 0 = one packet, 255 = unbounded (IBA §7.6.9)
+  std::uint8_t data_vls;        ///< operational data VLs (1, 2, 4, 8 or 15); entries for VLs >= data_vls are skipped
+
+  /// What OpenSM 3.3.24 (linux-rdma/opensm fa74b98) programs with QoS on (-Q) and no qos_* options on a port with
+  /// `data_vls` operational VLs: its 15-entry default templates (osm_base.h), each entry's VL masked as osm_qos.c
+  /// does. A port whose VLArbHighCap/LowCap is below 15 would get only that many entries; not applied here.
+  /// Throws std::invalid_argument if `data_vls` is not 1, 2, 4, 8 or 15.
+  static VlArbConfig opensm_default(std::uint8_t data_vls);
+};
+
+/// "" when `config` is valid, else a message naming the rule it breaks (table longer than 64 entries, a VL >= 15
+/// in a table, data_vls not in {1, 2, 4, 8, 15}). The profile loader turns it into a sim::InputError.
+std::string validate(const VlArbConfig& config);
+
+/// The arbiter. No allocation after construction; pick() and on_sent() are O(table length).
+class VlArbiter {
+public:
+  /// Throws std::invalid_argument with validate()'s message if `config` is invalid (validate input first).
+  explicit VlArbiter(const VlArbConfig& config);
+
+  /// The VL to send next. Bit v of `ready` set = VL v has a packet at its head that fits the receiver's credits.
+  /// VL15 always wins; -1 if no VL may send. Bits of non-operational data VLs are ignored. Changes nothing, so
+  /// the caller may ask again (with another mask) when nothing was sent.
+  int pick(std::uint16_t ready) const;
+
+  /// Records that the VL returned by the last pick() sent a packet of `wire_bytes` (LRH through VCRC):
+  /// advances the entry's used weight, the table position and the VLHighLimit counter. Call it before the next
+  /// pick() whose answer is acted on.
+  void on_sent(int vl, std::uint32_t wire_bytes);
+
+private:
+  /// One table with weight-0 entries and entries for non-operational VLs removed: they never hold the turn, so
+  /// removing them changes no decision.
+  struct Table {
+    std::array<VlArbEntry, vlarb_table_max_entries> entries{};
+    std::uint8_t size = 0;
+    std::uint8_t position = 0;    ///< index of the entry whose turn it is
+    std::uint32_t used_bytes = 0; ///< bytes the entry at `position` has sent in its current turn
+    std::uint16_t vl_mask = 0;    ///< bit v set = some entry serves VL v
+  };
+
+  static Table make_table(const std::vector<VlArbEntry>& entries, std::uint8_t data_vls);
+  /// Index of the entry that sends next among those whose VL is in `ready` (which must meet table.vl_mask).
+  static std::uint8_t next_entry(const Table& table, std::uint16_t ready);
+  static void charge(Table& table, int vl, std::uint32_t wire_bytes);
+  bool high_may_send() const { return high_sent_bytes_ < high_limit_bytes_; }
+
+  Table high_;
+  Table low_;
+  std::uint16_t data_vl_mask_ = 0;     ///< bit v set = data VL v is operational
+  bool single_data_vl_ = false;        ///< one data VL: no tables, VL0 sends whenever ready (IBA §7.6.9)
+  std::uint64_t high_limit_bytes_ = 0; ///< high-priority bytes allowed before a low packet's chance
+  std::uint64_t high_sent_bytes_ = 0;  ///< high-priority bytes since the last low-priority chance
+};
+
+} // namespace ib::link
