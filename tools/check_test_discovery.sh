@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fails when ctest knows fewer Catch2 test cases than the test executables hold: CMake's list handling silently
-# drops every test after a name with an unbalanced '[' or ']', so names must avoid brackets. Usage: BUILD_DIR
+# drops every test after a name with an unbalanced '[' or ']' and splits names at ';', so names must avoid
+# both. Usage: BUILD_DIR
 set -euo pipefail
 build="${1:?build directory}"
 listed=0
@@ -11,7 +12,7 @@ for exe in $(find "$build" -type f -perm -u+x \( -name 'unit_*' -o -name 'scenar
 done
 known=$(ctest --test-dir "$build" -N -L 'unit|scenario' | sed -n 's/^Total Tests: //p')
 if [ "$listed" -ne "$known" ]; then
-  echo "[discovery] ctest knows $known Catch2 test cases but the executables hold $listed (a name with [ or ]?)" >&2
+  echo "[discovery] ctest knows $known Catch2 test cases but the executables hold $listed (a name with [, ] or ;?)" >&2
   exit 1
 fi
 echo "[discovery] all $known Catch2 test cases are registered with ctest"

@@ -81,7 +81,7 @@ TEST_CASE("ib::link::extension_header_bytes: each opcode carries its IBA headers
   CHECK(ib::link::wire_bytes(Transport::rc, Opcode::atomic_acknowledge, 0, false) == 38);
 }
 
-TEST_CASE("ib::link::valid: UC has no READ, atomics or ACKs; UD has only SEND Only", "[link][quick]") {
+TEST_CASE("ib::link::valid: UC has no READ, atomics or ACKs and UD has only SEND Only", "[link][quick]") {
   CHECK(ib::link::valid(Transport::uc, Opcode::rdma_write_middle));
   CHECK_FALSE(ib::link::valid(Transport::uc, Opcode::rdma_read_request));
   CHECK_FALSE(ib::link::valid(Transport::uc, Opcode::acknowledge));
