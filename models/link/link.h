@@ -1,11 +1,13 @@
-// The IB link layer's public header (STYLE rule 2): other models include only this. So far it gathers the link
-// layer's building blocks, each tested on its own: data rates of every width and speed (link_rate.h), packet wire
-// sizes from the IBA headers (packet_format.h), per-VL credit flow control (credit_flow.h) and VL arbitration
-// (vl_arbiter.h). The Link component that serializes, propagates and exchanges flow-control packets with them
-// comes next (issue 5); it will be declared here.
+// The IB link layer's public header (STYLE rule 2): other models include only this. It gathers the link layer's
+// pieces, each tested on its own: data rates of every width and speed (link_rate.h), packet wire sizes from the
+// IBA headers (packet_format.h), the pooled packet (packet.h), per-VL credit flow control (credit_flow.h), VL
+// arbitration (vl_arbiter.h), and the Port that serializes, propagates and exchanges flow-control packets with
+// them (port.h), which switches and HCAs own one per physical port.
 #pragma once
 
 #include "models/link/credit_flow.h"
 #include "models/link/link_rate.h"
+#include "models/link/packet.h"
 #include "models/link/packet_format.h"
+#include "models/link/port.h"
 #include "models/link/vl_arbiter.h"

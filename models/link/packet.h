@@ -1,0 +1,43 @@
+// An IB data packet as the fabric carries it: the header fields switches and HCAs act on (LRH: DLID, SLID, SL, VL;
+// BTH opcode), its size on the wire, and per-hop timing the receiving port fills in. Packets live in a pool and
+// cross ports as 32-bit handles (STYLE rule 19); the bytes themselves are not simulated. Transport fields an HCA
+// needs (QPN, PSN, ...) are added by the HCA model's issue.
+#pragma once
+
+#include <cstdint>
+
+#include "models/link/packet_format.h"
+#include "sim/pool.h"
+#include "sim/time.h"
+
+namespace ib::link {
+
+struct Packet {
+  // Per hop, written by the sending port and read by the node that receives it. A node must not read them once
+  // it has started sending the packet on: the next node may overwrite them from then on.
+  sim::Time first_bit_at; ///< first bit arrives at the current receiver
+  sim::Time last_bit_at;  ///< last bit arrives at the current receiver
+  sim::Time ready_at;     ///< the current node may forward it (header in plus switch latency, or tail in)
+
+  // Set by whoever creates the packet.
+  sim::Time injected_at;       ///< when the source handed it to its port
+  std::uint64_t cookie = 0;    ///< the source's own reference (message, WQE); never read by the fabric
+  std::uint32_t flow_seq = 0;  ///< per (SLID, DLID, SL) sequence number, for the in-order invariant
+  std::uint32_t wire_bytes = 0;    ///< LRH through VCRC (packet_format.h)
+  std::uint32_t payload_bytes = 0; ///< data payload, before padding
+  std::uint16_t slid = 0;          ///< source LID (LRH)
+  std::uint16_t dlid = 0;          ///< destination LID (LRH); switches forward on it
+  std::uint8_t sl = 0;             ///< service level (LRH), 0..15; each hop maps it to a VL by SL2VL
+  std::uint8_t vl = 0;             ///< VL of the current hop (LRH.VL, rewritten at each output port)
+  std::uint8_t in_port = 0;        ///< port number it arrives on at the current node
+  std::uint8_t out_port = 0;       ///< the current switch's LFT answer for DLID
+  std::uint8_t out_vl = 0;         ///< the current switch's SL2VL answer for (in_port, out_port, SL)
+  Transport transport = Transport::rc;
+  Opcode opcode = Opcode::send_only;
+  bool global_route = false; ///< carries a GRH
+};
+
+using PacketPool = sim::Pool<Packet>;
+using PacketHandle = sim::Handle<Packet>;
+
+} // namespace ib::link

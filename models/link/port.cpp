@@ -1,0 +1,257 @@
+#include "models/link/port.h"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+#include <stdexcept>
+
+#include "sim/errors.h"
+
+namespace ib::link {
+
+namespace {
+
+/// Stable id of the no-loss invariant: blocks a sender counted (FCTBS) never reached the receiver (ABR).
+constexpr std::string_view no_packet_loss_id = "no-packet-loss";
+
+/// The flow-control event's handle: peer port (8 bits), VL (4 bits), FCCL (12 bits). FCTBS rides in `generation`.
+std::uint32_t encode_flow_control(std::uint8_t port, std::uint8_t vl, std::uint32_t fccl) {
+  return (std::uint32_t{port} << 16) | (std::uint32_t{vl} << 12) | (fccl & (fc_counter_modulus - 1));
+}
+
+/// The largest operational VL count both ends support (PortInfo.OperationalVLs takes one of 1, 2, 4, 8, 15).
+std::uint8_t operational_vls(std::uint8_t a_cap, std::uint8_t b_cap) {
+  const std::uint8_t common = std::min(a_cap, b_cap);
+  for (const std::uint8_t vls : {15, 8, 4, 2, 1}) {
+    if (vls <= common) {
+      return vls;
+    }
+  }
+  return 1;
+}
+
+} // namespace
+
+std::array<CreditReceiver, vl_slots> Port::fill_receivers() {
+  // Placeholders until connect() sizes them; one block each keeps the class's invariant.
+  return {CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1),
+          CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1),
+          CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1),
+          CreditReceiver(1)};
+}
+
+void Port::bind(sim::Target owner, std::uint32_t owner_component_id, std::uint8_t number, const PortConfig& config) {
+  owner_ = owner;
+  owner_component_id_ = owner_component_id;
+  number_ = number;
+  config_ = config;
+}
+
+void connect(Port& a, Port& b, const LinkConfig& link) {
+  if (a.connected_ || b.connected_) {
+    throw std::invalid_argument("port already connected");
+  }
+  const std::uint8_t vls = operational_vls(a.config_.vl_cap, b.config_.vl_cap);
+  for (Port* side : {&a, &b}) {
+    const std::uint32_t blocks = std::min(side->config_.buffer_bytes / vls / block_bytes, max_credits);
+    if (blocks < largest_packet_blocks) {
+      throw std::invalid_argument("a receive buffer of " + std::to_string(side->config_.buffer_bytes) +
+                                  " bytes over " + std::to_string(vls) + " data VLs gives " + std::to_string(blocks) +
+                                  " blocks per VL, below one largest packet (" +
+                                  std::to_string(largest_packet_blocks) + " blocks)");
+    }
+    side->data_vls_ = vls;
+    side->link_ = link;
+    side->flow_control_packet_time_ = sim::transfer_time(flow_control_packet_bytes, link.data_rate);
+    side->arbiter_ = VlArbiter(VlArbConfig::opensm_default(vls));
+    for (int vl = 0; vl < vl_slots; ++vl) {
+      side->receiver_[vl] = CreditReceiver(blocks);
+    }
+    side->connected_ = true;
+  }
+  a.peer_ = b.owner_;
+  a.peer_number_ = b.number_;
+  b.peer_ = a.owner_;
+  b.peer_number_ = a.number_;
+  // Link initialization ends with each side holding the other's first FCCL (IBA §7.9.4); its timing is left out.
+  for (int vl = 0; vl < vls; ++vl) {
+    a.sender_[vl].on_flow_control(b.receiver_[vl].fccl());
+    b.sender_[vl].on_flow_control(a.receiver_[vl].fccl());
+    a.last_sent_fccl_[vl] = a.receiver_[vl].fccl();
+    b.last_sent_fccl_[vl] = b.receiver_[vl].fccl();
+  }
+}
+
+bool Port::has_credits(std::uint8_t vl, std::uint32_t wire_bytes) const {
+  return vl == management_vl || sender_[vl].may_send(blocks_for(wire_bytes));
+}
+
+sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle, std::uint8_t vl,
+                     sim::Time tail_available_at) {
+  const sim::Time now = sim.now();
+  assert(connected_ && may_start(now) && "send() while the previous packet is still leaving");
+  // FC packets go first: they are sent between packets, ahead of data (IBA §7.9.4).
+  flush_flow_control(sim);
+  Packet& packet = pool[handle];
+  assert(has_credits(vl, packet.wire_bytes) && "send() beyond the peer's advertised credits");
+  const sim::Time start_at = std::max(now, busy_until_);
+  const sim::Time end_at = std::max(start_at + sim::transfer_time(packet.wire_bytes, link_.data_rate), tail_available_at);
+  if (vl != management_vl) {
+    const std::uint32_t blocks = blocks_for(packet.wire_bytes);
+    sender_[vl].on_sent(blocks);
+    blocks_sent_[vl] += blocks;
+    arm_refresh(sim);
+  }
+  arbiter_.on_sent(vl, packet.wire_bytes);
+  if (blocked_since_ != sim::Time::max()) {
+    counters_.xmit_wait += start_at - blocked_since_;
+    blocked_since_ = sim::Time::max();
+  }
+  const std::uint64_t words = (packet.wire_bytes + 3) / 4;
+  counters_.xmit_data_words += words;
+  counters_.xmit_pkts += 1;
+  counters_.xmit_data_words_by_vl[vl] += words;
+  counters_.xmit_pkts_by_vl[vl] += 1;
+
+  packet.vl = vl;
+  packet.in_port = peer_number_;
+  packet.first_bit_at = start_at + link_.propagation_delay;
+  packet.last_bit_at = end_at + link_.propagation_delay;
+  sim.schedule(packet.first_bit_at, peer_, static_cast<std::uint8_t>(PortEventKind::packet_arrives), handle.value);
+  busy_until_ = end_at;
+  data_busy_until_ = end_at;
+  return end_at;
+}
+
+void Port::note_blocked(sim::Time now) {
+  if (blocked_since_ == sim::Time::max()) {
+    blocked_since_ = now;
+  }
+}
+
+void Port::flush_flow_control(sim::Simulator& sim) {
+  while (flow_control_pending_ != 0) {
+    const auto vl = static_cast<std::uint8_t>(std::countr_zero(flow_control_pending_));
+    flow_control_pending_ &= static_cast<std::uint16_t>(flow_control_pending_ - 1);
+    busy_until_ = std::max(sim.now(), busy_until_) + flow_control_packet_time_;
+    const std::uint32_t fctbs = sender_[vl].fctbs();
+    const std::uint32_t fccl = receiver_[vl].fccl();
+    sim.schedule(busy_until_ + link_.propagation_delay, peer_,
+                 static_cast<std::uint8_t>(PortEventKind::flow_control_arrives),
+                 encode_flow_control(peer_number_, vl, fccl), fctbs);
+    last_sent_fctbs_[vl] = fctbs;
+    last_sent_fccl_[vl] = fccl;
+    ++counters_.flow_control_pkts;
+  }
+}
+
+bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
+  assert(packet.in_port == number_);
+  const std::uint64_t words = (packet.wire_bytes + 3) / 4;
+  counters_.rcv_data_words += words;
+  counters_.rcv_pkts += 1;
+  if (packet.vl == management_vl) {
+    if (vl15_used_ >= config_.vl15_buffer_packets) {
+      ++counters_.vl15_dropped;
+      return false;
+    }
+    ++vl15_used_;
+    return true;
+  }
+  const std::uint32_t blocks = blocks_for(packet.wire_bytes);
+  if (packet.vl >= data_vls_ || !receiver_[packet.vl].on_packet_arrived(blocks)) {
+    throw sim::InvariantViolation(
+        std::string(credit_conservation_id), name(sim, packet.vl),
+        "a packet of " + std::to_string(blocks) + " blocks arrived with " +
+            std::to_string(packet.vl < data_vls_ ? receiver_[packet.vl].free_blocks() : 0) +
+            " blocks free: the sender overran its credits",
+        "data_vls=" + std::to_string(data_vls_) + " used_blocks=" +
+            std::to_string(packet.vl < data_vls_ ? receiver_[packet.vl].used_blocks() : 0));
+  }
+  blocks_received_[packet.vl] += blocks;
+  return true;
+}
+
+void Port::release(sim::Simulator& sim, std::uint8_t vl, std::uint32_t wire_bytes) {
+  if (vl == management_vl) {
+    assert(vl15_used_ > 0);
+    --vl15_used_;
+    return;
+  }
+  receiver_[vl].on_packet_freed(blocks_for(wire_bytes));
+  flow_control_pending_ |= static_cast<std::uint16_t>(1u << vl);
+  if (may_start(sim.now())) {
+    flush_flow_control(sim);
+  }
+  arm_refresh(sim);
+}
+
+void Port::on_flow_control_arrives(sim::Simulator& sim, const sim::Event& event) {
+  const auto vl = static_cast<std::uint8_t>((event.handle >> 12) & 0xf);
+  const std::uint32_t fccl = event.handle & (fc_counter_modulus - 1);
+  sender_[vl].on_flow_control(fccl);
+  const std::uint32_t abr_before = receiver_[vl].abr();
+  if (!receiver_[vl].on_fctbs(event.generation)) {
+    throw sim::InvariantViolation(std::string(no_packet_loss_id), name(sim, vl),
+                                  "the peer sent blocks up to FCTBS " + std::to_string(event.generation) +
+                                      " but only " + std::to_string(abr_before) + " (ABR) arrived",
+                                  "blocks_received=" + std::to_string(blocks_received_[vl]));
+  }
+}
+
+void Port::on_flow_control_refresh(sim::Simulator& sim) {
+  refresh_armed_ = false;
+  for (int vl = 0; vl < data_vls_; ++vl) {
+    if (sender_[vl].fctbs() != last_sent_fctbs_[vl] || receiver_[vl].fccl() != last_sent_fccl_[vl]) {
+      flow_control_pending_ |= static_cast<std::uint16_t>(1u << vl);
+    }
+  }
+  if (flow_control_pending_ != 0 && may_start(sim.now())) {
+    flush_flow_control(sim);
+  }
+  // A pending FC packet left here goes out before the data packet in flight's successor, or at the owner's
+  // tx_done (flush_flow_control). The timer re-arms only on further activity, so an idle fabric goes quiet.
+}
+
+void Port::arm_refresh(sim::Simulator& sim) {
+  if (refresh_armed_ || config_.flow_control_refresh <= sim::Time::zero()) {
+    return;
+  }
+  refresh_armed_ = true;
+  sim.schedule_in(config_.flow_control_refresh, owner_,
+                  static_cast<std::uint8_t>(PortEventKind::flow_control_refresh), number_);
+}
+
+std::uint8_t Port::port_of(const sim::Event& event) {
+  switch (static_cast<PortEventKind>(event.kind)) {
+  case PortEventKind::flow_control_arrives:
+    return static_cast<std::uint8_t>(event.handle >> 16);
+  case PortEventKind::flow_control_refresh:
+    return static_cast<std::uint8_t>(event.handle);
+  case PortEventKind::packet_arrives:
+    break;
+  }
+  assert(false && "packet_arrives carries its port in the packet");
+  return 0;
+}
+
+std::string Port::name(const sim::Simulator& sim, int vl) const {
+  return sim.component_name(owner_component_id_) + "/p" + std::to_string(number_) + " vl" + std::to_string(vl);
+}
+
+std::string check_credit_conservation(const Port& tx, const Port& rx, bool quiescent) {
+  std::string problems;
+  for (int vl = 0; vl < tx.data_vls_; ++vl) {
+    const std::uint64_t in_flight = tx.blocks_sent_[vl] - rx.blocks_received_[vl];
+    const std::string problem =
+        check_credit_conservation(tx.sender_[vl], rx.receiver_[vl], static_cast<std::uint32_t>(in_flight),
+                                  quiescent ? FcclDelivery::latest : FcclDelivery::pending);
+    if (!problem.empty()) {
+      problems += "p" + std::to_string(tx.number_) + "->p" + std::to_string(rx.number_) + " vl" +
+                  std::to_string(vl) + ": " + problem + "; ";
+    }
+  }
+  return problems;
+}
+
+} // namespace ib::link

@@ -1,0 +1,171 @@
+// One end of a full-duplex IB link (IBA vol 1 ch. 7): the transmit side serializes packets at the link's data
+// rate, delivers them to the peer after the cable's propagation delay, and holds per-VL credits (FCTBS/FCCL);
+// the receive side holds per-VL buffers (ABR, free blocks) and sends flow-control packets back when buffers free
+// and periodically while credit state changes. Flow-control packets are serialized like data, before it, and
+// never interrupt a packet. VL15 is not flow-controlled. Which packet goes next (VL arbitration, crossbar) is the
+// owning node's choice; the port carries out send() and tells the peer node through events.
+// Left out: link training and the initial flow-control handshake (credits start as after it), symbol errors and
+// retraining, physical-layer delimiters and idles (the reference's convention), buffers shared across VLs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "models/link/credit_flow.h"
+#include "models/link/packet.h"
+#include "models/link/vl_arbiter.h"
+#include "sim/event.h"
+#include "sim/simulator.h"
+#include "sim/time.h"
+
+namespace ib::link {
+
+/// VL slots a port keeps state for: data VLs 0..14 and the management VL 15.
+inline constexpr int vl_slots = 16;
+
+/// Event kinds a port schedules at its own node or at its peer's. Each node model reserves these values at the
+/// start of its own `Kind` and hands such events to the port they name (port_of()).
+enum class PortEventKind : std::uint8_t {
+  packet_arrives = 0,       ///< first bit of a data packet at the receiver; handle = packet
+  flow_control_arrives = 1, ///< a flow-control packet fully received; handle = port/VL/FCCL, generation = FCTBS
+  flow_control_refresh = 2, ///< the periodic flow-control timer of a port; handle = port number
+};
+/// Node models number their own event kinds from here.
+inline constexpr std::uint8_t first_node_event_kind = 3;
+
+/// One end's link-level configuration, from its node's profile.
+struct PortConfig {
+  std::uint32_t buffer_bytes;        ///< receive buffer of the port, split evenly over the operational data VLs
+  std::uint8_t vl_cap;               ///< data VLs the port supports: 1, 2, 4, 8 or 15 (PortInfo.VLCap)
+  std::uint32_t vl15_buffer_packets; ///< receive slots of VL15, which drops when full instead of using credits
+  sim::Time flow_control_refresh;    ///< longest wait before an FC packet carries changed FCTBS/FCCL (IBA §7.9.4)
+};
+
+/// The physical link, the same for both directions.
+struct LinkConfig {
+  sim::Rate data_rate;          ///< after line coding (link_rate.h)
+  sim::Time propagation_delay;  ///< cable length times the cable's delay per metre
+};
+
+/// Counters of one port, under perfquery's names (PortCounters and PortXmitWait, IBA §16.1.3.5) in their units.
+struct PortCounters {
+  std::uint64_t xmit_data_words = 0; ///< PortXmitData: 4-byte words sent (whole packets, LRH through VCRC)
+  std::uint64_t rcv_data_words = 0;  ///< PortRcvData
+  std::uint64_t xmit_pkts = 0;       ///< PortXmitPkts
+  std::uint64_t rcv_pkts = 0;        ///< PortRcvPkts
+  sim::Time xmit_wait;               ///< PortXmitWait as a duration: data waited but none could be sent
+  std::uint64_t flow_control_pkts = 0; ///< flow-control packets sent
+  std::uint64_t vl15_dropped = 0;      ///< VL15 packets dropped for lack of a receive slot
+  std::array<std::uint64_t, vl_slots> xmit_data_words_by_vl{}; ///< PortVLXmitData (PortCountersExtended)
+  std::array<std::uint64_t, vl_slots> xmit_pkts_by_vl{};       ///< PortVLXmitPkts
+};
+
+class Port {
+public:
+  /// Binds the port to its node: events for it go to `owner` (whose component id names it in errors) with its
+  /// port `number`. Called once by the fabric, before connect().
+  void bind(sim::Target owner, std::uint32_t owner_component_id, std::uint8_t number, const PortConfig& config);
+
+  bool connected() const { return connected_; }
+  std::uint8_t number() const { return number_; }
+  /// Operational data VLs after connect(): the largest of 1, 2, 4, 8, 15 both ends support.
+  std::uint8_t data_vls() const { return data_vls_; }
+  const LinkConfig& link() const { return link_; }
+  /// Receive buffer of one data VL, in 64-byte blocks.
+  std::uint32_t buffer_blocks_per_vl() const { return receiver_[0].capacity_blocks(); }
+  /// Blocks of data VL `vl`'s receive buffer now holding packets.
+  std::uint32_t used_blocks(std::uint8_t vl) const { return receiver_[vl].used_blocks(); }
+  const PortCounters& counters() const { return counters_; }
+  /// The port's VL arbitration; the subnet manager may replace its tables with set_vl_arbitration().
+  VlArbiter& arbiter() { return arbiter_; }
+  void set_vl_arbitration(const VlArbConfig& config) { arbiter_ = VlArbiter(config); }
+
+  // Transmit side.
+  /// Whether a new data packet may start: the last one has left (pending FC packets go before it).
+  bool may_start(sim::Time now) const { return data_busy_until_ <= now; }
+  /// Whether the peer's advertised credits on `vl` cover a packet of `wire_bytes` (always true on VL15).
+  bool has_credits(std::uint8_t vl, std::uint32_t wire_bytes) const;
+  /// Sends `packet` on `vl`: pending FC packets first, then the packet, ending no earlier than
+  /// `tail_available_at` (a cut-through switch cannot send bits it has not received). Schedules packet_arrives at
+  /// the peer and returns when the last bit leaves, the owner's tx_done instant.
+  /// Preconditions: may_start(now), has_credits(vl, wire_bytes).
+  sim::Time send(sim::Simulator& sim, PacketPool& pool, PacketHandle packet, std::uint8_t vl,
+                 sim::Time tail_available_at);
+  /// The owner has data waiting that arbitration cannot send (no credits): counts toward xmit_wait until send().
+  void note_blocked(sim::Time now);
+  /// The owner has nothing to send now: pending FC packets go out.
+  void flush_flow_control(sim::Simulator& sim);
+
+  // Receive side.
+  /// A packet_arrives event: the packet takes its blocks of the VL's buffer. Returns false only for a VL15
+  /// packet with no free slot (dropped; the owner frees it). Throws sim::InvariantViolation (credit-conservation)
+  /// if a data VL is overrun.
+  bool on_packet_arrives(sim::Simulator& sim, const Packet& packet);
+  /// The node is done with a packet of `wire_bytes` on `vl` (forwarded or consumed): frees its blocks and sends
+  /// the new FCCL to the peer.
+  void release(sim::Simulator& sim, std::uint8_t vl, std::uint32_t wire_bytes);
+  /// A flow_control_arrives event: new credit limit for our sending, and the peer's FCTBS checked against ABR.
+  /// Throws sim::InvariantViolation (no-packet-loss) if blocks the peer sent never arrived.
+  void on_flow_control_arrives(sim::Simulator& sim, const sim::Event& event);
+  /// A flow_control_refresh event.
+  void on_flow_control_refresh(sim::Simulator& sim);
+
+  /// The port number a port event is for (packet_arrives events carry it in the packet instead).
+  static std::uint8_t port_of(const sim::Event& event);
+
+  /// Credit conservation on every data VL from `tx` to its peer `rx` (both ends of one link, as the fabric owns
+  /// them): "" when it holds. `quiescent` = no FC packet is in flight, so both views must agree exactly.
+  friend std::string check_credit_conservation(const Port& tx, const Port& rx, bool quiescent);
+  /// Wires `a` and `b` into one link: peers, operational VLs, per-VL buffers, default VL arbitration (OpenSM's)
+  /// and the credits each side holds after link initialization. Throws std::invalid_argument if a buffer cannot
+  /// hold one largest packet (the fabric reports it as an input error).
+  friend void connect(Port& a, Port& b, const LinkConfig& link);
+
+private:
+  std::string name(const sim::Simulator& sim, int vl) const;
+  void arm_refresh(sim::Simulator& sim);
+
+  // Wiring.
+  sim::Target owner_;
+  sim::Target peer_;
+  std::uint32_t owner_component_id_ = 0;
+  std::uint8_t number_ = 0;
+  std::uint8_t peer_number_ = 0;
+  std::uint8_t data_vls_ = 0;
+  bool connected_ = false;
+  PortConfig config_{};
+  LinkConfig link_{};
+  sim::Time flow_control_packet_time_; ///< serialization of one 6-byte FC packet at the link's rate
+
+  // Transmit side.
+  std::array<CreditSender, vl_slots> sender_{};
+  VlArbiter arbiter_{VlArbConfig::opensm_default(1)};
+  sim::Time busy_until_;      ///< the serializer's last scheduled bit, data or FC
+  sim::Time data_busy_until_; ///< the last data packet's last bit
+  sim::Time blocked_since_ = sim::Time::max();
+  std::uint16_t flow_control_pending_ = 0; ///< bit v: an FC packet for VL v waits to be sent
+  bool refresh_armed_ = false;
+  std::array<std::uint64_t, vl_slots> blocks_sent_{}; ///< total, never wrapping: in-flight = sent - received
+
+  // Receive side.
+  std::array<CreditReceiver, vl_slots> receiver_{fill_receivers()};
+  std::array<std::uint64_t, vl_slots> blocks_received_{};
+  std::array<std::uint32_t, vl_slots> last_sent_fctbs_{};
+  std::array<std::uint32_t, vl_slots> last_sent_fccl_{};
+  std::uint32_t vl15_used_ = 0;
+
+  PortCounters counters_;
+
+  static std::array<CreditReceiver, vl_slots> fill_receivers();
+};
+
+std::string check_credit_conservation(const Port& tx, const Port& rx, bool quiescent);
+void connect(Port& a, Port& b, const LinkConfig& link);
+
+/// Blocks of the largest packet the model builds: 4096-byte payload with GRH, AtomicETH-sized extension headers,
+/// ICRC and VCRC (4194 bytes, 66 blocks). A VL buffer smaller than this could deadlock.
+inline constexpr std::uint32_t largest_packet_blocks =
+    blocks_for(4096 + lrh_bytes + grh_bytes + bth_bytes + atomic_eth_bytes + icrc_bytes + vcrc_bytes);
+
+} // namespace ib::link

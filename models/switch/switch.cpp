@@ -1,0 +1,273 @@
+#include "models/switch/switch.h"
+
+#include <bit>
+#include <cassert>
+
+#include "sim/errors.h"
+
+namespace ib::sw {
+
+namespace {
+
+/// OpenSM's default SL2VL (include/opensm/osm_base.h; reference ib_default_sl2vl): SL s -> VL s, SL15 -> VL7.
+/// Reduced modulo the output's operational VLs when it has fewer (estimate: what firmware without an SM-programmed
+/// table is commonly described as doing).
+constexpr std::array<std::uint8_t, 16> default_sl_to_vl = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 7};
+
+constexpr std::uint8_t kind(link::PortEventKind k) { return static_cast<std::uint8_t>(k); }
+
+} // namespace
+
+const sim::ParamTable<Params>& param_table() {
+  static const sim::ParamTable<Params> table(
+      "switch",
+      {
+          {"port_count", &Params::port_count, "count", "external ports, numbered 1..port_count", 1, 254},
+          {"port_to_port_latency_ns", &Params::port_to_port_latency, "ns",
+           "first bit in to first bit out, unloaded, cut-through", 0, 1e6},
+          {"cut_through", &Params::cut_through, "bool", "forward once the header is in (false: store-and-forward)",
+           0, 1},
+          {"input_buffer_bytes_per_port", &Params::input_buffer_bytes_per_port, "bytes",
+           "receive buffer of each port, split evenly over its operational data VLs", 64, 1e9},
+          {"vl_cap", &Params::vl_cap, "count", "data VLs per port (PortInfo.VLCap): 1, 2, 4, 8 or 15", 1, 15},
+          {"vl15_buffer_packets", &Params::vl15_buffer_packets, "count",
+           "receive slots for VL15 (management) packets per port", 1, 1024},
+          {"flow_control_refresh_ns", &Params::flow_control_refresh, "ns",
+           "longest wait before a flow-control packet carries changed FCTBS/FCCL", 1, 1e9},
+      });
+  return table;
+}
+
+std::string validate(const Params& params) {
+  if (params.vl_cap != 1 && params.vl_cap != 2 && params.vl_cap != 4 && params.vl_cap != 8 && params.vl_cap != 15) {
+    return "vl_cap: expected 1, 2, 4, 8 or 15, got " + std::to_string(params.vl_cap);
+  }
+  if (params.input_buffer_bytes_per_port / params.vl_cap / link::block_bytes < link::largest_packet_blocks) {
+    return "input_buffer_bytes_per_port: expected at least " +
+           std::to_string(link::largest_packet_blocks * link::block_bytes * params.vl_cap) +
+           " (one largest packet per VL), got " + std::to_string(params.input_buffer_bytes_per_port);
+  }
+  return "";
+}
+
+Switch::Switch(const Params& params, sim::Target self, std::uint32_t component_id, link::PacketPool& pool)
+    : self_(self), component_id_(component_id), pool_(pool), latency_(params.port_to_port_latency),
+      cut_through_(params.cut_through), ports_(params.port_count + 1),
+      header_in_(params.port_count + 1, sim::Time::max()), inputs_((params.port_count + 1) * link::vl_slots),
+      outputs_(params.port_count + 1) {
+  assert(validate(params).empty());
+  const link::PortConfig config{params.input_buffer_bytes_per_port, static_cast<std::uint8_t>(params.vl_cap),
+                                params.vl15_buffer_packets, params.flow_control_refresh};
+  for (std::uint32_t p = 1; p <= params.port_count; ++p) {
+    ports_[p].bind(self, component_id, static_cast<std::uint8_t>(p), config);
+  }
+}
+
+void Switch::set_sl_to_vl(std::uint8_t in_port, std::uint8_t out_port, const std::array<std::uint8_t, 16>& vl_by_sl) {
+  const std::size_t ports = ports_.size();
+  if (sl_to_vl_.empty()) {
+    sl_to_vl_.resize(ports * ports * 16);
+    for (std::size_t in = 0; in < ports; ++in) {
+      for (std::size_t out = 1; out < ports; ++out) {
+        for (std::uint8_t sl = 0; sl < 16; ++sl) {
+          const std::uint8_t vls = ports_[out].connected() ? ports_[out].data_vls() : 1;
+          sl_to_vl_[(in * ports + out) * 16 + sl] = static_cast<std::uint8_t>(default_sl_to_vl[sl] % vls);
+        }
+      }
+    }
+  }
+  for (std::uint8_t sl = 0; sl < 16; ++sl) {
+    sl_to_vl_[(in_port * ports + out_port) * 16 + sl] = vl_by_sl[sl];
+  }
+}
+
+std::uint8_t Switch::output_vl(std::uint8_t in_port, std::uint8_t out_port, std::uint8_t sl) const {
+  if (sl_to_vl_.empty()) {
+    return static_cast<std::uint8_t>(default_sl_to_vl[sl] % ports_[out_port].data_vls());
+  }
+  return sl_to_vl_[(in_port * ports_.size() + out_port) * 16 + sl];
+}
+
+void Switch::on_event(sim::Simulator& sim, const sim::Event& event) {
+  switch (static_cast<Kind>(event.kind)) {
+  case Kind::packet_arrives:
+    on_packet_arrives(sim, link::PacketHandle{event.handle});
+    return;
+  case Kind::flow_control_arrives: {
+    const std::uint8_t port = link::Port::port_of(event);
+    ports_[port].on_flow_control_arrives(sim, event);
+    arbitrate(sim, port); // the new limit may let a waiting packet go
+    return;
+  }
+  case Kind::flow_control_refresh:
+    ports_[link::Port::port_of(event)].on_flow_control_refresh(sim);
+    return;
+  case Kind::head_ready:
+    on_head_ready(sim, static_cast<std::uint16_t>(event.handle));
+    return;
+  case Kind::tx_done:
+    on_tx_done(sim, static_cast<std::uint8_t>(event.handle));
+    return;
+  }
+  assert(false && "unknown switch event kind");
+}
+
+void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
+  link::Packet& packet = pool_[handle];
+  const std::uint8_t in = packet.in_port;
+  if (!ports_[in].on_packet_arrives(sim, packet)) {
+    pool_.release(handle); // VL15 overflow: management packets may be dropped (IBA §7.9.5)
+    return;
+  }
+  // Route now: the LFT and SL2VL lookups happen as the header streams in.
+  const std::uint8_t out = packet.dlid < lft_.size() ? lft_[packet.dlid] : no_route;
+  if (out == no_route || out >= ports_.size() || out == in || (out != management_port && !ports_[out].connected())) {
+    unroutable(sim, packet, out == in ? "the LFT sends it back out of its input port" : "no route for its DLID");
+  }
+  packet.out_port = out;
+  if (out == management_port) {
+    packet.out_vl = packet.vl;
+  } else if (packet.vl == link::management_vl) {
+    packet.out_vl = link::management_vl;
+  } else {
+    packet.out_vl = output_vl(in, out, packet.sl);
+    if (packet.out_vl >= ports_[out].data_vls()) {
+      unroutable(sim, packet, "SL2VL maps its SL to a VL the output port does not run");
+    }
+  }
+  if (cut_through_) {
+    if (header_in_[in] == sim::Time::max()) {
+      header_in_[in] = sim::transfer_time(link::lrh_bytes, ports_[in].link().data_rate);
+    }
+    packet.ready_at = packet.first_bit_at + std::max(latency_, header_in_[in]);
+  } else {
+    packet.ready_at = packet.last_bit_at + latency_;
+  }
+  const std::uint16_t input_slot = slot(in, packet.vl);
+  Input& input = inputs_[input_slot];
+  input.queue.push_back(handle);
+  if (input.queue.size() == 1) {
+    serve_head(sim, input_slot);
+  }
+}
+
+void Switch::serve_head(sim::Simulator& sim, std::uint16_t input_slot) {
+  const link::Packet& head = pool_[inputs_[input_slot].queue.front()];
+  if (head.ready_at > sim.now()) {
+    sim.schedule(head.ready_at, self_, static_cast<std::uint8_t>(Kind::head_ready), input_slot);
+    return;
+  }
+  request_output(sim, input_slot, head);
+}
+
+void Switch::on_head_ready(sim::Simulator& sim, std::uint16_t input_slot) {
+  request_output(sim, input_slot, pool_[inputs_[input_slot].queue.front()]);
+}
+
+void Switch::request_output(sim::Simulator& sim, std::uint16_t input_slot, const link::Packet& head) {
+  if (head.out_port == management_port) {
+    // The switch's own management agent consumes it at once (SMA processing time is not modelled).
+    const link::PacketHandle handle = inputs_[input_slot].queue.front();
+    const std::uint32_t wire_bytes = head.wire_bytes;
+    inputs_[input_slot].queue.pop_front();
+    pool_.release(handle);
+    ++counters_.packets_to_management;
+    ports_[input_slot / 16].release(sim, static_cast<std::uint8_t>(input_slot % 16), wire_bytes);
+    if (!inputs_[input_slot].queue.empty()) {
+      serve_head(sim, input_slot);
+    }
+    return;
+  }
+  Output& output = outputs_[head.out_port];
+  output.requests[head.out_vl].push_back(input_slot);
+  output.requested_vls |= static_cast<std::uint16_t>(1u << head.out_vl);
+  arbitrate(sim, head.out_port);
+}
+
+void Switch::arbitrate(sim::Simulator& sim, std::uint8_t out_port) {
+  Output& output = outputs_[out_port];
+  if (output.sending || output.requested_vls == 0) {
+    return;
+  }
+  link::Port& port = ports_[out_port];
+  // A VL may send if its first requester's packet fits the downstream credits (first come, first served).
+  std::uint16_t ready = 0;
+  for (std::uint16_t vls = output.requested_vls; vls != 0; vls &= static_cast<std::uint16_t>(vls - 1)) {
+    const int vl = std::countr_zero(vls);
+    const link::Packet& head = pool_[inputs_[output.requests[vl].front()].queue.front()];
+    if (port.has_credits(static_cast<std::uint8_t>(vl), head.wire_bytes)) {
+      ready |= static_cast<std::uint16_t>(1u << vl);
+    }
+  }
+  const int vl = ready != 0 ? port.arbiter().pick(ready) : -1;
+  if (vl < 0) {
+    port.note_blocked(sim.now());
+    return;
+  }
+  sim::Ring<std::uint16_t>& requests = output.requests[vl];
+  const std::uint16_t input_slot = requests.front();
+  requests.pop_front();
+  if (requests.empty()) {
+    output.requested_vls &= static_cast<std::uint16_t>(~(1u << vl));
+  }
+  const link::PacketHandle handle = inputs_[input_slot].queue.front();
+  const link::Packet& packet = pool_[handle];
+  // Read before send(): from then on the next hop owns the per-hop fields.
+  const sim::Time tail_in_at = packet.last_bit_at;
+  output.sending = true;
+  output.sending_from = input_slot;
+  output.sending_wire_bytes = packet.wire_bytes;
+  const sim::Time done_at = port.send(sim, pool_, handle, static_cast<std::uint8_t>(vl), tail_in_at);
+  sim.schedule(done_at, self_, static_cast<std::uint8_t>(Kind::tx_done), out_port);
+}
+
+void Switch::on_tx_done(sim::Simulator& sim, std::uint8_t out_port) {
+  Output& output = outputs_[out_port];
+  assert(output.sending && "tx_done without a packet leaving");
+  output.sending = false;
+  const std::uint16_t input_slot = output.sending_from;
+  Input& input = inputs_[input_slot];
+  // The packet is downstream now; only its handle is still queued here.
+  input.queue.pop_front();
+  ++counters_.packets_forwarded;
+  ports_[input_slot / 16].release(sim, static_cast<std::uint8_t>(input_slot % 16), output.sending_wire_bytes);
+  if (!input.queue.empty()) {
+    serve_head(sim, input_slot);
+  }
+  arbitrate(sim, out_port);
+  if (!output.sending) {
+    ports_[out_port].flush_flow_control(sim);
+  }
+}
+
+void Switch::unroutable(const sim::Simulator& sim, const link::Packet& packet, const char* why) const {
+  throw sim::InvariantViolation("unroutable-packet",
+                                sim.component_name(component_id_) + "/p" + std::to_string(packet.in_port),
+                                std::string("packet SLID ") + std::to_string(packet.slid) + " DLID " +
+                                    std::to_string(packet.dlid) + " SL " + std::to_string(packet.sl) + ": " + why,
+                                "lft_size=" + std::to_string(lft_.size()));
+}
+
+std::string Switch::check_invariants() const {
+  std::string problems;
+  for (std::size_t p = 1; p < ports_.size(); ++p) {
+    if (!ports_[p].connected()) {
+      continue;
+    }
+    for (std::uint8_t vl = 0; vl < ports_[p].data_vls(); ++vl) {
+      const Input& input = inputs_[slot(static_cast<std::uint8_t>(p), vl)];
+      std::uint64_t queued_blocks = 0;
+      for (std::uint32_t i = 0; i < input.queue.size(); ++i) {
+        queued_blocks += link::blocks_for(pool_[input.queue[i]].wire_bytes);
+      }
+      if (queued_blocks != ports_[p].used_blocks(vl)) {
+        problems += "buffer-accounting: p" + std::to_string(p) + " vl" + std::to_string(vl) + " holds " +
+                    std::to_string(queued_blocks) + " blocks of packets but " +
+                    std::to_string(ports_[p].used_blocks(vl)) + " blocks are in use; ";
+      }
+    }
+  }
+  return problems;
+}
+
+} // namespace ib::sw

@@ -1,0 +1,116 @@
+// An IB switch (IBA vol 1 ch. 18.2): ports from models/link, a FIFO input buffer per (port, VL) sized by the
+// link's credits, a linear forwarding table (DLID -> output port), SL2VL per (input, output) port, and a crossbar
+// where each output arbitrates among the input heads that want it: VL arbitration first (the port's VLArb
+// tables), then first-come-first-served among inputs of that VL. A packet may leave once its header is in plus
+// the port-to-port latency (cut-through; it never ends before its tail arrives) or once its tail is in plus the
+// latency (store-and-forward). Only an input's head packet can move, so head-of-line blocking emerges from the
+// buffers. Left out: multicast (MFT), adaptive routing, congestion control (FECN/BECN), input speedup beyond one
+// packet per (port, VL) at a time, and packet lifetime limits.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/link/link.h"
+#include "sim/params.h"
+#include "sim/ring.h"
+
+namespace ib::sw {
+
+enum class Forwarding : std::uint8_t { cut_through, store_and_forward };
+
+/// A switch model's parameters; defaults and sources live in topologies/hardware/<profile>.json.
+struct Params {
+  std::uint32_t port_count;                  ///< external ports, numbered 1..port_count
+  sim::Time port_to_port_latency;            ///< first bit in to first bit out, unloaded, cut-through
+  bool cut_through;                          ///< false = store-and-forward
+  std::uint32_t input_buffer_bytes_per_port; ///< receive buffer per port, split evenly over operational data VLs
+  std::uint32_t vl_cap;                      ///< data VLs per port (PortInfo.VLCap): 1, 2, 4, 8 or 15
+  std::uint32_t vl15_buffer_packets;         ///< VL15 receive slots per port
+  sim::Time flow_control_refresh;            ///< longest wait before a changed FCTBS/FCCL is sent
+};
+const sim::ParamTable<Params>& param_table();
+/// "" if `params` are consistent, else the broken rule (e.g. vl_cap not in {1, 2, 4, 8, 15}), key first.
+std::string validate(const Params& params);
+
+struct Counters {
+  std::uint64_t packets_forwarded = 0;   ///< packets that left through an output port
+  std::uint64_t packets_to_management = 0; ///< packets for the switch's own LID (port 0), consumed
+};
+
+/// The switch's event kinds: the ports' own first, then the switch's.
+enum class Kind : std::uint8_t {
+  packet_arrives = static_cast<std::uint8_t>(link::PortEventKind::packet_arrives),
+  flow_control_arrives = static_cast<std::uint8_t>(link::PortEventKind::flow_control_arrives),
+  flow_control_refresh = static_cast<std::uint8_t>(link::PortEventKind::flow_control_refresh),
+  head_ready = link::first_node_event_kind, ///< an input head's header (or tail) plus latency is in; handle = port/VL
+  tx_done,                                  ///< an output's packet has left; handle = output port
+};
+
+/// LFT entry meaning "no route" (OpenSM's OSM_NO_PATH).
+inline constexpr std::uint8_t no_route = 255;
+/// LFT entry of the switch's own management port.
+inline constexpr std::uint8_t management_port = 0;
+
+class Switch {
+public:
+  /// `self` is how events reach this switch; `component_id` names it in errors; packets come from `pool`.
+  /// Preconditions: validate(params) == "".
+  Switch(const Params& params, sim::Target self, std::uint32_t component_id, link::PacketPool& pool);
+
+  std::uint32_t port_count() const { return static_cast<std::uint32_t>(ports_.size() - 1); }
+  /// Port `number`, 1..port_count, for the fabric to wire.
+  link::Port& port(std::uint8_t number) { return ports_.at(number); }
+  const link::Port& port(std::uint8_t number) const { return ports_.at(number); }
+  /// The linear forwarding table: entry d is the output port for DLID d (0 = this switch, 255 = no route).
+  void set_forwarding_table(std::vector<std::uint8_t> lft) { lft_ = std::move(lft); }
+  /// SL2VL of one (input, output) port pair; without it, SL s goes to VL (OpenSM default[s] mod output VLs).
+  void set_sl_to_vl(std::uint8_t in_port, std::uint8_t out_port, const std::array<std::uint8_t, 16>& vl_by_sl);
+
+  void on_event(sim::Simulator& sim, const sim::Event& event);
+
+  const Counters& counters() const { return counters_; }
+  /// Buffer accounting: each input VL's used blocks equal its queued packets' (`buffer-accounting`); "" if so.
+  std::string check_invariants() const;
+
+private:
+  struct Input {
+    sim::Ring<link::PacketHandle> queue; ///< FIFO; the front is the only packet that may move
+  };
+  struct Output {
+    std::array<sim::Ring<std::uint16_t>, link::vl_slots> requests; ///< per output VL: waiting input slots
+    std::uint16_t requested_vls = 0;                               ///< bit v: requests[v] is not empty
+    bool sending = false;                                          ///< a packet has started and not yet left
+    std::uint16_t sending_from = 0;                                ///< its input slot (port * 16 + VL)
+    std::uint32_t sending_wire_bytes = 0;
+  };
+
+  static std::uint16_t slot(std::uint8_t port, std::uint8_t vl) { return static_cast<std::uint16_t>(port * 16 + vl); }
+  void on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle);
+  void on_head_ready(sim::Simulator& sim, std::uint16_t input_slot);
+  void on_tx_done(sim::Simulator& sim, std::uint8_t out_port);
+  /// The input's new head: request its output now, or once it is ready.
+  void serve_head(sim::Simulator& sim, std::uint16_t input_slot);
+  void request_output(sim::Simulator& sim, std::uint16_t input_slot, const link::Packet& head);
+  /// Starts the next packet on `out_port` if it is free and some request fits the credits.
+  void arbitrate(sim::Simulator& sim, std::uint8_t out_port);
+  std::uint8_t output_vl(std::uint8_t in_port, std::uint8_t out_port, std::uint8_t sl) const;
+  [[noreturn]] void unroutable(const sim::Simulator& sim, const link::Packet& packet, const char* why) const;
+
+  sim::Target self_;
+  std::uint32_t component_id_;
+  link::PacketPool& pool_;
+  sim::Time latency_;
+  bool cut_through_;
+  std::vector<link::Port> ports_;     ///< index = port number; [0] is the management port, never wired
+  std::vector<sim::Time> header_in_;  ///< per input port: time for the LRH to arrive, the least cut-through delay
+  std::vector<Input> inputs_;         ///< index = slot(port, VL)
+  std::vector<Output> outputs_;       ///< index = port number
+  std::vector<std::uint8_t> lft_;
+  std::vector<std::uint8_t> sl_to_vl_; ///< (in * ports + out) * 16 + SL; empty = default mapping
+  Counters counters_;
+};
+
+} // namespace ib::sw

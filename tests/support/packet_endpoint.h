@@ -1,0 +1,280 @@
+// A minimal packet source and sink with one IB port, standing in for an HCA until the HCA model exists (issue 5
+// allows it in tests/). Sources are flows: packets of one size to one DLID (or a uniformly random one of a list),
+// on one SL/VL, back to back or at a fixed gap. The sink consumes a packet when its last bit is in, frees its
+// buffer, checks in-order delivery per (SLID, SL) and keeps per-source statistics.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "models/link/link.h"
+#include "sim/errors.h"
+#include "sim/rng.h"
+
+namespace ib::testing {
+
+struct Flow {
+  std::vector<std::uint16_t> dlids; ///< one DLID, or several drawn uniformly per packet
+  std::uint8_t sl = 0;
+  std::uint8_t vl = 0;              ///< VL on the source's own link (the endpoint's SL2VL is the identity)
+  std::uint32_t payload_bytes = 4096;
+  link::Opcode opcode = link::Opcode::rdma_write_only;
+  std::uint64_t packets = std::numeric_limits<std::uint64_t>::max();
+  sim::Time start_at;
+  sim::Time gap; ///< least time between the starts of two packets; zero = back to back
+};
+
+/// What a sink saw from one source (SLID, SL).
+struct SourceStats {
+  std::uint64_t packets = 0;
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t wire_bytes = 0;
+  sim::Time first_last_bit_at = sim::Time::max();
+  sim::Time last_last_bit_at;
+  sim::Time latency_sum;           ///< injection to last bit in
+  sim::Time latency_min = sim::Time::max();
+  sim::Time latency_max;
+  std::uint32_t next_seq = 0;
+};
+
+class PacketEndpoint {
+public:
+  enum class Kind : std::uint8_t {
+    packet_arrives = static_cast<std::uint8_t>(link::PortEventKind::packet_arrives),
+    flow_control_arrives = static_cast<std::uint8_t>(link::PortEventKind::flow_control_arrives),
+    flow_control_refresh = static_cast<std::uint8_t>(link::PortEventKind::flow_control_refresh),
+    tx_done = link::first_node_event_kind,
+    tail_arrives,
+    flow_wakes,
+  };
+
+  PacketEndpoint(sim::Target self, std::uint32_t component_id, std::uint16_t lid, link::PacketPool& pool,
+                 const link::PortConfig& config, sim::Rng rng)
+      : self_(self), component_id_(component_id), lid_(lid), pool_(pool), rng_(rng) {
+    port_.bind(self, component_id, 1, config);
+  }
+
+  link::Port& port() { return port_; }
+  const link::Port& port() const { return port_; }
+  std::uint16_t lid() const { return lid_; }
+
+  void add_flow(const Flow& flow) { flows_.push_back({flow, flow.start_at, 0, 0}); }
+  /// Schedules the flows' first packets.
+  void start(sim::Simulator& sim) {
+    for (const FlowState& f : flows_) {
+      wake_at(sim, f.next_at);
+    }
+  }
+
+  void on_event(sim::Simulator& sim, const sim::Event& event) {
+    switch (static_cast<Kind>(event.kind)) {
+    case Kind::packet_arrives: {
+      const link::PacketHandle handle{event.handle};
+      const link::Packet& packet = pool_[handle];
+      if (!port_.on_packet_arrives(sim, packet)) {
+        pool_.release(handle);
+        return;
+      }
+      sim.schedule(packet.last_bit_at, self_, static_cast<std::uint8_t>(Kind::tail_arrives), handle.value);
+      return;
+    }
+    case Kind::tail_arrives:
+      consume(sim, link::PacketHandle{event.handle});
+      return;
+    case Kind::flow_control_arrives:
+      port_.on_flow_control_arrives(sim, event);
+      try_send(sim);
+      return;
+    case Kind::flow_control_refresh:
+      port_.on_flow_control_refresh(sim);
+      return;
+    case Kind::tx_done:
+      sending_ = false;
+      try_send(sim);
+      if (!sending_) {
+        port_.flush_flow_control(sim);
+      }
+      return;
+    case Kind::flow_wakes:
+      if (event.generation == wake_generation_) {
+        wake_pending_at_ = sim::Time::max();
+      }
+      try_send(sim);
+      return;
+    }
+  }
+
+  /// Per-source statistics, indexed by SLID * 16 + SL.
+  const SourceStats* stats_from(std::uint16_t slid, std::uint8_t sl) const {
+    const std::size_t i = std::size_t{slid} * 16 + sl;
+    return i < stats_.size() && stats_[i].packets > 0 ? &stats_[i] : nullptr;
+  }
+  std::uint64_t packets_sent() const { return packets_sent_; }
+  std::uint64_t packets_received() const { return packets_received_; }
+  std::uint64_t payload_bytes_received() const { return payload_bytes_received_; }
+  /// Whether every flow has sent all its packets.
+  bool sources_done() const {
+    for (const FlowState& f : flows_) {
+      if (f.sent < f.flow.packets) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+private:
+  struct FlowState {
+    Flow flow;
+    sim::Time next_at;
+    std::uint64_t sent;
+    std::uint32_t seq;
+  };
+
+  void wake_at(sim::Simulator& sim, sim::Time at) {
+    if (at < sim.now()) {
+      at = sim.now();
+    }
+    if (at >= wake_pending_at_) {
+      return;
+    }
+    wake_pending_at_ = at;
+    sim.schedule(at, self_, static_cast<std::uint8_t>(Kind::flow_wakes), 0, ++wake_generation_);
+  }
+
+  void try_send(sim::Simulator& sim) {
+    const sim::Time now = sim.now();
+    if (sending_ || !port_.may_start(now)) {
+      return;
+    }
+    // Ready VLs: some flow due now whose next packet fits the credits. Round robin among a VL's flows.
+    std::uint16_t ready = 0;
+    std::uint16_t waiting = 0;
+    sim::Time next_due = sim::Time::max();
+    for (const FlowState& f : flows_) {
+      if (f.sent >= f.flow.packets) {
+        continue;
+      }
+      if (f.next_at > now) {
+        next_due = std::min(next_due, f.next_at);
+        continue;
+      }
+      waiting |= static_cast<std::uint16_t>(1u << f.flow.vl);
+      if (port_.has_credits(f.flow.vl, wire_bytes(f.flow))) {
+        ready |= static_cast<std::uint16_t>(1u << f.flow.vl);
+      }
+    }
+    if (next_due != sim::Time::max()) {
+      wake_at(sim, next_due);
+    }
+    const int vl = ready != 0 ? port_.arbiter().pick(ready) : -1;
+    if (vl < 0) {
+      if (waiting != 0) {
+        port_.note_blocked(now);
+      }
+      return;
+    }
+    const std::size_t n = flows_.size();
+    for (std::size_t k = 1; k <= n; ++k) {
+      const std::size_t i = (last_flow_ + k) % n;
+      FlowState& f = flows_[i];
+      if (f.flow.vl != vl || f.sent >= f.flow.packets || f.next_at > now) {
+        continue;
+      }
+      last_flow_ = i;
+      send_one(sim, f);
+      return;
+    }
+  }
+
+  static std::uint32_t wire_bytes(const Flow& flow) {
+    return link::wire_bytes(link::Transport::rc, flow.opcode, flow.payload_bytes, false);
+  }
+
+  void send_one(sim::Simulator& sim, FlowState& f) {
+    const link::PacketHandle handle = pool_.acquire();
+    link::Packet& packet = pool_[handle];
+    packet.injected_at = sim.now();
+    packet.slid = lid_;
+    packet.dlid = f.flow.dlids.size() == 1 ? f.flow.dlids[0]
+                                           : f.flow.dlids[rng_.uniform_below(f.flow.dlids.size())];
+    packet.sl = f.flow.sl;
+    packet.opcode = f.flow.opcode;
+    packet.payload_bytes = f.flow.payload_bytes;
+    packet.wire_bytes = wire_bytes(f.flow);
+    packet.flow_seq = next_seq(packet.dlid, f.flow.sl);
+    ++f.sent;
+    ++packets_sent_;
+    f.next_at = sim.now() + f.flow.gap;
+    sending_ = true;
+    const sim::Time done_at = port_.send(sim, pool_, handle, f.flow.vl, sim::Time::zero());
+    sim.schedule(done_at, self_, static_cast<std::uint8_t>(Kind::tx_done));
+  }
+
+  /// Sequence numbers per (DLID, SL), so that the sink can check order per (SLID, SL).
+  std::uint32_t next_seq(std::uint16_t dlid, std::uint8_t sl) {
+    const std::size_t i = std::size_t{dlid} * 16 + sl;
+    if (i >= seq_by_destination_.size()) {
+      seq_by_destination_.resize(i + 1, 0);
+    }
+    return seq_by_destination_[i]++;
+  }
+
+  void consume(sim::Simulator& sim, link::PacketHandle handle) {
+    const link::Packet& packet = pool_[handle];
+    if (packet.dlid != lid_) {
+      throw sim::InvariantViolation("misdelivered-packet", sim.component_name(component_id_),
+                                    "packet for DLID " + std::to_string(packet.dlid) + " arrived at LID " +
+                                        std::to_string(lid_),
+                                    "");
+    }
+    const std::size_t i = std::size_t{packet.slid} * 16 + packet.sl;
+    if (i >= stats_.size()) {
+      stats_.resize(i + 1);
+    }
+    SourceStats& s = stats_[i];
+    if (packet.flow_seq != s.next_seq) {
+      throw sim::InvariantViolation("in-order-delivery", sim.component_name(component_id_),
+                                    "from SLID " + std::to_string(packet.slid) + " SL " + std::to_string(packet.sl) +
+                                        ": expected packet " + std::to_string(s.next_seq) + ", got " +
+                                        std::to_string(packet.flow_seq),
+                                    "");
+    }
+    ++s.next_seq;
+    const sim::Time latency = sim.now() - packet.injected_at;
+    ++s.packets;
+    s.payload_bytes += packet.payload_bytes;
+    s.wire_bytes += packet.wire_bytes;
+    s.first_last_bit_at = std::min(s.first_last_bit_at, sim.now());
+    s.last_last_bit_at = sim.now();
+    s.latency_sum += latency;
+    s.latency_min = std::min(s.latency_min, latency);
+    s.latency_max = std::max(s.latency_max, latency);
+    ++packets_received_;
+    payload_bytes_received_ += packet.payload_bytes;
+    const std::uint8_t vl = packet.vl;
+    const std::uint32_t wire = packet.wire_bytes;
+    pool_.release(handle);
+    port_.release(sim, vl, wire);
+  }
+
+  sim::Target self_;
+  std::uint32_t component_id_;
+  std::uint16_t lid_;
+  link::PacketPool& pool_;
+  sim::Rng rng_;
+  link::Port port_;
+  std::vector<FlowState> flows_;
+  std::size_t last_flow_ = 0;
+  bool sending_ = false;
+  sim::Time wake_pending_at_ = sim::Time::max();
+  std::uint32_t wake_generation_ = 0;
+  std::vector<std::uint32_t> seq_by_destination_;
+  std::vector<SourceStats> stats_;
+  std::uint64_t packets_sent_ = 0;
+  std::uint64_t packets_received_ = 0;
+  std::uint64_t payload_bytes_received_ = 0;
+};
+
+} // namespace ib::testing
