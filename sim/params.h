@@ -199,12 +199,20 @@ public:
   }
 
 private:
+  /// Whether P can hold a member of type T at all. std::visit compiles the reader for every member type; skipping
+  /// those larger than P (a std::string in the 8-byte cable Params) spares GCC 12 a false -Warray-bounds on code
+  /// that can never run.
+  template <class T>
+  static constexpr bool fits_in = sizeof(T) <= sizeof(P);
+
   static void read_field(JsonObjectReader& reader, const ParamField<P>& f, P& into, bool required) {
     std::visit(
         [&](auto member) {
           using T = std::remove_cvref_t<decltype(into.*member)>;
-          if (auto v = read_value<T>(reader, f, required)) {
-            into.*member = std::move(*v);
+          if constexpr (fits_in<T>) {
+            if (auto v = read_value<T>(reader, f, required)) {
+              into.*member = std::move(*v);
+            }
           }
         },
         f.member);

@@ -8,3 +8,5 @@ echo "== (a) kernel alone, hold model, uniform 1 ns - 1 us increments"
 build/release/tests/bench/bench_calendar "$@"
 echo "== (b) kernel + SimGrid actors: 1 event in 10 / in 100 wakes an actor (100k pending, 16 actors)"
 build/release/tests/bench/bench_coupled
+echo "== (c) links and switches: 512-host leaf-spine, 4x EDR, uniform random 4 KiB packets at full load"
+build/release/tests/bench/bench_fabric

@@ -5,6 +5,7 @@
 // them (port.h), which switches and HCAs own one per physical port.
 #pragma once
 
+#include "models/link/cable.h"
 #include "models/link/credit_flow.h"
 #include "models/link/link_rate.h"
 #include "models/link/packet.h"

@@ -17,12 +17,11 @@ struct Packet {
   // it has started sending the packet on: the next node may overwrite them from then on.
   sim::Time first_bit_at; ///< first bit arrives at the current receiver
   sim::Time last_bit_at;  ///< last bit arrives at the current receiver
-  sim::Time ready_at;     ///< the current node may forward it (header in plus switch latency, or tail in)
 
   // Set by whoever creates the packet.
-  sim::Time injected_at;       ///< when the source handed it to its port
-  std::uint64_t cookie = 0;    ///< the source's own reference (message, WQE); never read by the fabric
-  std::uint32_t flow_seq = 0;  ///< per (SLID, DLID, SL) sequence number, for the in-order invariant
+  sim::Time injected_at;           ///< when the source handed it to its port
+  std::uint64_t cookie = 0;        ///< the source's own reference (message, WQE); never read by the fabric
+  std::uint32_t flow_seq = 0;      ///< per (SLID, DLID, SL) sequence number, for the in-order invariant
   std::uint32_t wire_bytes = 0;    ///< LRH through VCRC (packet_format.h)
   std::uint32_t payload_bytes = 0; ///< data payload, before padding
   std::uint16_t slid = 0;          ///< source LID (LRH)

@@ -16,6 +16,7 @@
 #include "models/link/packet.h"
 #include "models/link/vl_arbiter.h"
 #include "sim/event.h"
+#include "sim/ring.h"
 #include "sim/simulator.h"
 #include "sim/time.h"
 
@@ -27,8 +28,8 @@ inline constexpr int vl_slots = 16;
 /// Event kinds a port schedules at its own node or at its peer's. Each node model reserves these values at the
 /// start of its own `Kind` and hands such events to the port they name (port_of()).
 enum class PortEventKind : std::uint8_t {
-  packet_arrives = 0,       ///< first bit of a data packet at the receiver; handle = packet
-  flow_control_arrives = 1, ///< a flow-control packet fully received; handle = port/VL/FCCL, generation = FCTBS
+  packet_arrives = 0,       ///< a data packet at the receiving node (PortConfig::arrival_*); handle = packet
+  flow_control_arrives = 1, ///< a flow-control packet reaches a port whose owner waits for credits; handle = port
   flow_control_refresh = 2, ///< the periodic flow-control timer of a port; handle = port number
 };
 /// Node models number their own event kinds from here.
@@ -40,21 +41,44 @@ struct PortConfig {
   std::uint8_t vl_cap;               ///< data VLs the port supports: 1, 2, 4, 8 or 15 (PortInfo.VLCap)
   std::uint32_t vl15_buffer_packets; ///< receive slots of VL15, which drops when full instead of using credits
   sim::Time flow_control_refresh;    ///< longest wait before an FC packet carries changed FCTBS/FCCL (IBA §7.9.4)
+  /// When the owning node hears of an arriving packet: `arrival_delay` after its first bit (a cut-through switch:
+  /// its port-to-port latency, at least the LRH's serialization) or after its last bit (`arrival_after_tail`:
+  /// store-and-forward, or a sink). Folding the node's pipeline delay into the one arrival event saves an event
+  /// per packet; the buffer space is taken then, which leaves every FCCL the same (ABR and free blocks move
+  /// together), so the sender sees no difference.
+  bool arrival_after_tail;
+  sim::Time arrival_delay;
+};
+
+/// A flow-control packet on its way: what it carries and when its last bit arrives.
+struct FlowControlUpdate {
+  sim::Time arrives_at;
+  std::uint32_t fctbs;
+  std::uint16_t fccl;
+  std::uint8_t vl;
+};
+
+/// The flow-control packets travelling towards one port, in order. The link, not an event per packet, carries
+/// them (STYLE rule 18): the receiving port takes those already arrived whenever it looks at its credits, and
+/// only a port whose owner waits for credits gets an event when the next one lands.
+struct FlowControlInbox {
+  sim::Ring<FlowControlUpdate> in_flight;
+  bool owner_waiting = false; ///< the owner is blocked on credits and no arrival event is scheduled
 };
 
 /// The physical link, the same for both directions.
 struct LinkConfig {
-  sim::Rate data_rate;          ///< after line coding (link_rate.h)
-  sim::Time propagation_delay;  ///< cable length times the cable's delay per metre
+  sim::Rate data_rate;         ///< after line coding (link_rate.h)
+  sim::Time propagation_delay; ///< cable length times the cable's delay per metre
 };
 
 /// Counters of one port, under perfquery's names (PortCounters and PortXmitWait, IBA §16.1.3.5) in their units.
 struct PortCounters {
-  std::uint64_t xmit_data_words = 0; ///< PortXmitData: 4-byte words sent (whole packets, LRH through VCRC)
-  std::uint64_t rcv_data_words = 0;  ///< PortRcvData
-  std::uint64_t xmit_pkts = 0;       ///< PortXmitPkts
-  std::uint64_t rcv_pkts = 0;        ///< PortRcvPkts
-  sim::Time xmit_wait;               ///< PortXmitWait as a duration: data waited but none could be sent
+  std::uint64_t xmit_data_words = 0;   ///< PortXmitData: 4-byte words sent (whole packets, LRH through VCRC)
+  std::uint64_t rcv_data_words = 0;    ///< PortRcvData
+  std::uint64_t xmit_pkts = 0;         ///< PortXmitPkts
+  std::uint64_t rcv_pkts = 0;          ///< PortRcvPkts
+  sim::Time xmit_wait;                 ///< PortXmitWait as a duration: data waited but none could be sent
   std::uint64_t flow_control_pkts = 0; ///< flow-control packets sent
   std::uint64_t vl15_dropped = 0;      ///< VL15 packets dropped for lack of a receive slot
   std::array<std::uint64_t, vl_slots> xmit_data_words_by_vl{}; ///< PortVLXmitData (PortCountersExtended)
@@ -84,16 +108,18 @@ public:
   // Transmit side.
   /// Whether a new data packet may start: the last one has left (pending FC packets go before it).
   bool may_start(sim::Time now) const { return data_busy_until_ <= now; }
-  /// Whether the peer's advertised credits on `vl` cover a packet of `wire_bytes` (always true on VL15).
-  bool has_credits(std::uint8_t vl, std::uint32_t wire_bytes) const;
+  /// Whether the peer's advertised credits on `vl` cover a packet of `wire_bytes` (always true on VL15), after
+  /// taking in the flow-control packets that have arrived by `now`.
+  bool has_credits(sim::Time now, std::uint8_t vl, std::uint32_t wire_bytes);
   /// Sends `packet` on `vl`: pending FC packets first, then the packet, ending no earlier than
   /// `tail_available_at` (a cut-through switch cannot send bits it has not received). Schedules packet_arrives at
   /// the peer and returns when the last bit leaves, the owner's tx_done instant.
   /// Preconditions: may_start(now), has_credits(vl, wire_bytes).
   sim::Time send(sim::Simulator& sim, PacketPool& pool, PacketHandle packet, std::uint8_t vl,
                  sim::Time tail_available_at);
-  /// The owner has data waiting that arbitration cannot send (no credits): counts toward xmit_wait until send().
-  void note_blocked(sim::Time now);
+  /// The owner has data waiting that arbitration cannot send (no credits): counts toward xmit_wait until send(),
+  /// and the owner gets a flow_control_arrives event when the next flow-control packet lands.
+  void note_blocked(sim::Simulator& sim);
   /// The owner has nothing to send now: pending FC packets go out.
   void flush_flow_control(sim::Simulator& sim);
 
@@ -105,9 +131,8 @@ public:
   /// The node is done with a packet of `wire_bytes` on `vl` (forwarded or consumed): frees its blocks and sends
   /// the new FCCL to the peer.
   void release(sim::Simulator& sim, std::uint8_t vl, std::uint32_t wire_bytes);
-  /// A flow_control_arrives event: new credit limit for our sending, and the peer's FCTBS checked against ABR.
-  /// Throws sim::InvariantViolation (no-packet-loss) if blocks the peer sent never arrived.
-  void on_flow_control_arrives(sim::Simulator& sim, const sim::Event& event);
+  /// A flow_control_arrives event: takes in the flow-control packets that have arrived (absorb_flow_control).
+  void on_flow_control_arrives(sim::Simulator& sim);
   /// A flow_control_refresh event.
   void on_flow_control_refresh(sim::Simulator& sim);
 
@@ -123,38 +148,43 @@ public:
   friend void connect(Port& a, Port& b, const LinkConfig& link);
 
 private:
+  /// Applies every flow-control packet arrived by `now`: its FCCL becomes our credit limit.
+  void absorb_flow_control(sim::Time now);
   std::string name(const sim::Simulator& sim, int vl) const;
   void arm_refresh(sim::Simulator& sim);
 
-  // Wiring.
-  sim::Target owner_;
-  sim::Target peer_;
-  std::uint32_t owner_component_id_ = 0;
-  std::uint8_t number_ = 0;
-  std::uint8_t peer_number_ = 0;
-  std::uint8_t data_vls_ = 0;
-  bool connected_ = false;
-  PortConfig config_{};
-  LinkConfig link_{};
-  sim::Time flow_control_packet_time_; ///< serialization of one 6-byte FC packet at the link's rate
-
-  // Transmit side.
-  std::array<CreditSender, vl_slots> sender_{};
-  VlArbiter arbiter_{VlArbConfig::opensm_default(1)};
+  // Touched by every packet, kept together in the first cache lines.
   sim::Time busy_until_;      ///< the serializer's last scheduled bit, data or FC
   sim::Time data_busy_until_; ///< the last data packet's last bit
-  sim::Time blocked_since_ = sim::Time::max();
-  std::uint16_t flow_control_pending_ = 0; ///< bit v: an FC packet for VL v waits to be sent
+  LinkConfig link_{};
+  sim::Time peer_arrival_delay_; ///< the peer's PortConfig::arrival_delay, at least its LRH time if cut-through
+  FlowControlInbox* peer_inbox_ = nullptr; ///< where our FC packets travel: the peer's inbox, on our link
+  sim::Target peer_;
+  std::uint8_t peer_number_ = 0;
+  bool peer_arrival_after_tail_ = false;
+  std::uint8_t data_vls_ = 0;
   bool refresh_armed_ = false;
-  std::array<std::uint64_t, vl_slots> blocks_sent_{}; ///< total, never wrapping: in-flight = sent - received
-
-  // Receive side.
+  std::uint16_t flow_control_pending_ = 0; ///< bit v: an FC packet for VL v waits to be sent
+  sim::Time flow_control_packet_time_;     ///< serialization of one 6-byte FC packet at the link's rate
+  FlowControlInbox inbox_;
+  std::array<CreditSender, vl_slots> sender_{};
   std::array<CreditReceiver, vl_slots> receiver_{fill_receivers()};
+  VlArbiter arbiter_{VlArbConfig::opensm_default(1)};
+
+  // Wiring.
+  sim::Target owner_;
+  std::uint32_t owner_component_id_ = 0;
+  std::uint8_t number_ = 0;
+  bool connected_ = false;
+  PortConfig config_{};
+
+  sim::Time blocked_since_ = sim::Time::max();
+  sim::Time wake_scheduled_at_ = sim::Time::max();
+  std::array<std::uint64_t, vl_slots> blocks_sent_{}; ///< total, never wrapping: in-flight = sent - received
   std::array<std::uint64_t, vl_slots> blocks_received_{};
   std::array<std::uint32_t, vl_slots> last_sent_fctbs_{};
   std::array<std::uint32_t, vl_slots> last_sent_fccl_{};
   std::uint32_t vl15_used_ = 0;
-
   PortCounters counters_;
 
   static std::array<CreditReceiver, vl_slots> fill_receivers();

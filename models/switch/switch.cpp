@@ -14,27 +14,28 @@ namespace {
 /// table is commonly described as doing).
 constexpr std::array<std::uint8_t, 16> default_sl_to_vl = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 7};
 
-constexpr std::uint8_t kind(link::PortEventKind k) { return static_cast<std::uint8_t>(k); }
+constexpr std::uint8_t kind(link::PortEventKind k) {
+  return static_cast<std::uint8_t>(k);
+}
 
 } // namespace
 
 const sim::ParamTable<Params>& param_table() {
   static const sim::ParamTable<Params> table(
-      "switch",
-      {
-          {"port_count", &Params::port_count, "count", "external ports, numbered 1..port_count", 1, 254},
-          {"port_to_port_latency_ns", &Params::port_to_port_latency, "ns",
-           "first bit in to first bit out, unloaded, cut-through", 0, 1e6},
-          {"cut_through", &Params::cut_through, "bool", "forward once the header is in (false: store-and-forward)",
-           0, 1},
-          {"input_buffer_bytes_per_port", &Params::input_buffer_bytes_per_port, "bytes",
-           "receive buffer of each port, split evenly over its operational data VLs", 64, 1e9},
-          {"vl_cap", &Params::vl_cap, "count", "data VLs per port (PortInfo.VLCap): 1, 2, 4, 8 or 15", 1, 15},
-          {"vl15_buffer_packets", &Params::vl15_buffer_packets, "count",
-           "receive slots for VL15 (management) packets per port", 1, 1024},
-          {"flow_control_refresh_ns", &Params::flow_control_refresh, "ns",
-           "longest wait before a flow-control packet carries changed FCTBS/FCCL", 1, 1e9},
-      });
+      "switch", {
+                    {"port_count", &Params::port_count, "count", "external ports, numbered 1..port_count", 1, 254},
+                    {"port_to_port_latency_ns", &Params::port_to_port_latency, "ns",
+                     "first bit in to first bit out, unloaded, cut-through", 0, 1e6},
+                    {"cut_through", &Params::cut_through, "bool",
+                     "forward once the header is in (false: store-and-forward)", 0, 1},
+                    {"input_buffer_bytes_per_port", &Params::input_buffer_bytes_per_port, "bytes",
+                     "receive buffer of each port, split evenly over its operational data VLs", 64, 1e9},
+                    {"vl_cap", &Params::vl_cap, "count", "data VLs per port (PortInfo.VLCap): 1, 2, 4, 8 or 15", 1, 15},
+                    {"vl15_buffer_packets", &Params::vl15_buffer_packets, "count",
+                     "receive slots for VL15 (management) packets per port", 1, 1024},
+                    {"flow_control_refresh_ns", &Params::flow_control_refresh, "ns",
+                     "longest wait before a flow-control packet carries changed FCTBS/FCCL", 1, 1e9},
+                });
   return table;
 }
 
@@ -51,13 +52,16 @@ std::string validate(const Params& params) {
 }
 
 Switch::Switch(const Params& params, sim::Target self, std::uint32_t component_id, link::PacketPool& pool)
-    : self_(self), component_id_(component_id), pool_(pool), latency_(params.port_to_port_latency),
-      cut_through_(params.cut_through), ports_(params.port_count + 1),
-      header_in_(params.port_count + 1, sim::Time::max()), inputs_((params.port_count + 1) * link::vl_slots),
-      outputs_(params.port_count + 1) {
+    : self_(self), component_id_(component_id), pool_(pool), ports_(params.port_count + 1),
+      inputs_((params.port_count + 1) * link::vl_slots), outputs_(params.port_count + 1) {
   assert(validate(params).empty());
-  const link::PortConfig config{params.input_buffer_bytes_per_port, static_cast<std::uint8_t>(params.vl_cap),
-                                params.vl15_buffer_packets, params.flow_control_refresh};
+  // The port-to-port latency rides on the arrival event: a packet is routed and may leave at that instant.
+  const link::PortConfig config{params.input_buffer_bytes_per_port,
+                                static_cast<std::uint8_t>(params.vl_cap),
+                                params.vl15_buffer_packets,
+                                params.flow_control_refresh,
+                                !params.cut_through,
+                                params.port_to_port_latency};
   for (std::uint32_t p = 1; p <= params.port_count; ++p) {
     ports_[p].bind(self, component_id, static_cast<std::uint8_t>(p), config);
   }
@@ -95,15 +99,12 @@ void Switch::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   case Kind::flow_control_arrives: {
     const std::uint8_t port = link::Port::port_of(event);
-    ports_[port].on_flow_control_arrives(sim, event);
+    ports_[port].on_flow_control_arrives(sim);
     arbitrate(sim, port); // the new limit may let a waiting packet go
     return;
   }
   case Kind::flow_control_refresh:
     ports_[link::Port::port_of(event)].on_flow_control_refresh(sim);
-    return;
-  case Kind::head_ready:
-    on_head_ready(sim, static_cast<std::uint16_t>(event.handle));
     return;
   case Kind::tx_done:
     on_tx_done(sim, static_cast<std::uint8_t>(event.handle));
@@ -135,14 +136,6 @@ void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
       unroutable(sim, packet, "SL2VL maps its SL to a VL the output port does not run");
     }
   }
-  if (cut_through_) {
-    if (header_in_[in] == sim::Time::max()) {
-      header_in_[in] = sim::transfer_time(link::lrh_bytes, ports_[in].link().data_rate);
-    }
-    packet.ready_at = packet.first_bit_at + std::max(latency_, header_in_[in]);
-  } else {
-    packet.ready_at = packet.last_bit_at + latency_;
-  }
   const std::uint16_t input_slot = slot(in, packet.vl);
   Input& input = inputs_[input_slot];
   input.queue.push_back(handle);
@@ -153,18 +146,6 @@ void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
 
 void Switch::serve_head(sim::Simulator& sim, std::uint16_t input_slot) {
   const link::Packet& head = pool_[inputs_[input_slot].queue.front()];
-  if (head.ready_at > sim.now()) {
-    sim.schedule(head.ready_at, self_, static_cast<std::uint8_t>(Kind::head_ready), input_slot);
-    return;
-  }
-  request_output(sim, input_slot, head);
-}
-
-void Switch::on_head_ready(sim::Simulator& sim, std::uint16_t input_slot) {
-  request_output(sim, input_slot, pool_[inputs_[input_slot].queue.front()]);
-}
-
-void Switch::request_output(sim::Simulator& sim, std::uint16_t input_slot, const link::Packet& head) {
   if (head.out_port == management_port) {
     // The switch's own management agent consumes it at once (SMA processing time is not modelled).
     const link::PacketHandle handle = inputs_[input_slot].queue.front();
@@ -195,13 +176,13 @@ void Switch::arbitrate(sim::Simulator& sim, std::uint8_t out_port) {
   for (std::uint16_t vls = output.requested_vls; vls != 0; vls &= static_cast<std::uint16_t>(vls - 1)) {
     const int vl = std::countr_zero(vls);
     const link::Packet& head = pool_[inputs_[output.requests[vl].front()].queue.front()];
-    if (port.has_credits(static_cast<std::uint8_t>(vl), head.wire_bytes)) {
+    if (port.has_credits(sim.now(), static_cast<std::uint8_t>(vl), head.wire_bytes)) {
       ready |= static_cast<std::uint16_t>(1u << vl);
     }
   }
   const int vl = ready != 0 ? port.arbiter().pick(ready) : -1;
   if (vl < 0) {
-    port.note_blocked(sim.now());
+    port.note_blocked(sim);
     return;
   }
   sim::Ring<std::uint16_t>& requests = output.requests[vl];

@@ -3,9 +3,9 @@
 // where each output arbitrates among the input heads that want it: VL arbitration first (the port's VLArb
 // tables), then first-come-first-served among inputs of that VL. A packet may leave once its header is in plus
 // the port-to-port latency (cut-through; it never ends before its tail arrives) or once its tail is in plus the
-// latency (store-and-forward). Only an input's head packet can move, so head-of-line blocking emerges from the
-// buffers. Left out: multicast (MFT), adaptive routing, congestion control (FECN/BECN), input speedup beyond one
-// packet per (port, VL) at a time, and packet lifetime limits.
+// latency (store-and-forward); the port's arrival event comes at that instant. Only an input's head packet can move, so
+// head-of-line blocking emerges from the buffers. Left out: multicast (MFT), adaptive routing, congestion control
+// (FECN/BECN), input speedup beyond one packet per (port, VL) at a time, and packet lifetime limits.
 #pragma once
 
 #include <array>
@@ -36,7 +36,7 @@ const sim::ParamTable<Params>& param_table();
 std::string validate(const Params& params);
 
 struct Counters {
-  std::uint64_t packets_forwarded = 0;   ///< packets that left through an output port
+  std::uint64_t packets_forwarded = 0;     ///< packets that left through an output port
   std::uint64_t packets_to_management = 0; ///< packets for the switch's own LID (port 0), consumed
 };
 
@@ -45,8 +45,7 @@ enum class Kind : std::uint8_t {
   packet_arrives = static_cast<std::uint8_t>(link::PortEventKind::packet_arrives),
   flow_control_arrives = static_cast<std::uint8_t>(link::PortEventKind::flow_control_arrives),
   flow_control_refresh = static_cast<std::uint8_t>(link::PortEventKind::flow_control_refresh),
-  head_ready = link::first_node_event_kind, ///< an input head's header (or tail) plus latency is in; handle = port/VL
-  tx_done,                                  ///< an output's packet has left; handle = output port
+  tx_done = link::first_node_event_kind, ///< an output's packet has left; handle = output port
 };
 
 /// LFT entry meaning "no route" (OpenSM's OSM_NO_PATH).
@@ -89,11 +88,9 @@ private:
 
   static std::uint16_t slot(std::uint8_t port, std::uint8_t vl) { return static_cast<std::uint16_t>(port * 16 + vl); }
   void on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle);
-  void on_head_ready(sim::Simulator& sim, std::uint16_t input_slot);
   void on_tx_done(sim::Simulator& sim, std::uint8_t out_port);
-  /// The input's new head: request its output now, or once it is ready.
+  /// The input's new head (it has arrived, so it is ready) requests its output.
   void serve_head(sim::Simulator& sim, std::uint16_t input_slot);
-  void request_output(sim::Simulator& sim, std::uint16_t input_slot, const link::Packet& head);
   /// Starts the next packet on `out_port` if it is free and some request fits the credits.
   void arbitrate(sim::Simulator& sim, std::uint8_t out_port);
   std::uint8_t output_vl(std::uint8_t in_port, std::uint8_t out_port, std::uint8_t sl) const;
@@ -102,12 +99,9 @@ private:
   sim::Target self_;
   std::uint32_t component_id_;
   link::PacketPool& pool_;
-  sim::Time latency_;
-  bool cut_through_;
-  std::vector<link::Port> ports_;     ///< index = port number; [0] is the management port, never wired
-  std::vector<sim::Time> header_in_;  ///< per input port: time for the LRH to arrive, the least cut-through delay
-  std::vector<Input> inputs_;         ///< index = slot(port, VL)
-  std::vector<Output> outputs_;       ///< index = port number
+  std::vector<link::Port> ports_; ///< index = port number; [0] is the management port, never wired
+  std::vector<Input> inputs_;     ///< index = slot(port, VL)
+  std::vector<Output> outputs_;   ///< index = port number
   std::vector<std::uint8_t> lft_;
   std::vector<std::uint8_t> sl_to_vl_; ///< (in * ports + out) * 16 + SL; empty = default mapping
   Counters counters_;

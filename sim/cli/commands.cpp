@@ -1,8 +1,10 @@
 #include "sim/cli/commands.h"
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
@@ -10,9 +12,12 @@
 
 #include <boost/program_options.hpp>
 
+#include "models/link/link.h"
 #include "models/phold/phold.h"
+#include "models/switch/switch.h"
 #include "sim/cli/scenario.h"
 #include "sim/errors.h"
+#include "sim/profile.h"
 #include "sim/report.h"
 
 namespace po = boost::program_options;
@@ -29,7 +34,8 @@ usage: ibnetsim COMMAND [options]
 commands:
   run SCENARIO       run a scenario file and report its results
   validate SCENARIO  check a scenario file (and overrides) without running it
-  params [MODEL]     list the models, or one model's parameters with units and ranges
+  params [MODEL]     list the models, or one model's parameters with units and ranges;
+                     with --profile NAME, a hardware profile's values, units and sources
 
 'ibnetsim COMMAND --help' describes a command's options.
 exit codes: 0 success, 2 bad input or options, 3 a model invariant was violated, 1 internal error.
@@ -247,22 +253,131 @@ int command_validate(const std::vector<std::string>& args, std::ostream& out) {
   return sim::exit_ok;
 }
 
+/// The hardware profiles shipped in topologies/hardware, by name.
+std::vector<std::string> profile_names() {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(sim::profile_directory(), error)) {
+    if (entry.path().extension() == ".json") {
+      names.push_back(entry.path().stem().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (const std::string& item : items) {
+    text += (text.empty() ? "" : ", ") + item;
+  }
+  return text;
+}
+
+/// The profile --profile names. A bare name that is not shipped is a usage error listing those that are.
+sim::Profile load_named_profile(const std::string& name) {
+  const std::string path = sim::profile_path(name);
+  if (path != name && !std::filesystem::exists(path)) {
+    throw UsageError{"unknown profile '" + name + "'; profiles: " + joined(profile_names())};
+  }
+  return sim::load_profile(path);
+}
+
+std::vector<sim::Override> parse_overrides(const po::variables_map& values) {
+  std::vector<sim::Override> overrides;
+  if (!values.count("set"))
+    return overrides;
+  for (const std::string& assignment : values["set"].as<std::vector<std::string>>()) {
+    const std::size_t equals = assignment.find('=');
+    if (equals == std::string::npos)
+      throw UsageError{"--set expects /key=value, got '" + assignment + "'"};
+    overrides.push_back({assignment.substr(0, equals), assignment.substr(equals + 1)});
+  }
+  return overrides;
+}
+
+/// `ibnetsim params MODEL [--profile NAME [--set /key=value]...]`: the table, or the profile read through it and
+/// checked by `validate` ("" or "key: expected ..., got ..."), with each value's unit and source.
+template <class P>
+int show_params(const sim::ParamTable<P>& table, const po::variables_map& values, std::ostream& out,
+                std::string (*validate)(const P&)) {
+  if (!values.count("profile")) {
+    if (values.count("set"))
+      throw UsageError{"--set needs --profile"};
+    out << table.describe();
+    return sim::exit_ok;
+  }
+  const sim::Profile profile = load_named_profile(values["profile"].as<std::string>());
+  const std::vector<sim::Override> overrides = parse_overrides(values);
+  const P params = sim::read_profile(table, profile, overrides);
+  if (validate != nullptr) {
+    // The model's rule comes as "key: expected ..., got ...": located like a table error when it parses.
+    const std::string problem = validate(params);
+    constexpr std::string_view expected_text = ": expected ";
+    constexpr std::string_view got_text = ", got ";
+    const std::size_t expected_at = problem.find(expected_text);
+    const std::size_t got_at = problem.rfind(got_text);
+    if (!problem.empty() && expected_at != std::string::npos && got_at != std::string::npos && got_at > expected_at)
+      sim::reject_parameter(
+          profile, overrides, problem.substr(0, expected_at),
+          problem.substr(expected_at + expected_text.size(), got_at - expected_at - expected_text.size()),
+          problem.substr(got_at + got_text.size()));
+    if (!problem.empty())
+      throw sim::InputError(profile.file, "/parameters",
+                            "parameters the " + std::string(table.model()) + " model accepts", problem);
+  }
+  const nlohmann::json digest = sim::digest(table, params, profile);
+  std::vector<std::vector<std::string>> rows = {{"key", "value", "unit", "source"}};
+  for (const auto& field : table.fields()) {
+    const nlohmann::json& row = digest.at(std::string(field.key));
+    rows.push_back({std::string(field.key), row.at("value").dump(), row.at("unit").get<std::string>(),
+                    row.at("source").get<std::string>()});
+  }
+  std::size_t widths[3] = {0, 0, 0};
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c < 3; ++c)
+      widths[c] = std::max(widths[c], row[c].size());
+  out << profile.model << " profile " << profile.name << ": " << profile.description << "\n  file: " << profile.file
+      << "\n";
+  for (const auto& row : rows) {
+    out << "  ";
+    for (std::size_t c = 0; c < 3; ++c)
+      out << row[c] << std::string(widths[c] - row[c].size() + 2, ' ');
+    out << row[3] << "\n";
+  }
+  return sim::exit_ok;
+}
+
 int command_params(const std::vector<std::string>& args, std::ostream& out) {
-  po::options_description options("ibnetsim params [MODEL]");
-  options.add_options()("help,h", "show this help");
+  po::options_description options("ibnetsim params [MODEL] [--profile NAME [--set /key=value]...]");
+  options.add_options()("help,h", "show this help")(
+      "profile", po::value<std::string>(),
+      "show a hardware profile read through MODEL's table: NAME in topologies/hardware, or a path to a .json file")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override one profile parameter: /key=value (repeatable); validated like the file");
   const Parsed parsed = parse(args, options, 1);
   if (parsed.values.count("help")) {
     out << options << "\n";
     return sim::exit_ok;
   }
   if (parsed.positional.empty()) {
-    out << "models with parameters:\n  phold  synthetic PHOLD workload of the kernel\n";
+    if (parsed.values.count("profile") || parsed.values.count("set"))
+      throw UsageError{"--profile and --set need a MODEL: ibnetsim params MODEL --profile NAME"};
+    out << "models with parameters:\n"
+           "  phold   synthetic PHOLD workload of the kernel\n"
+           "  switch  IB switch: ports, latency, buffers, VLs (models/switch)\n"
+           "  cable   IB cable: propagation delay per metre (models/link)\n"
+        << "hardware profiles (--profile NAME): " << joined(profile_names()) << "\n";
     return sim::exit_ok;
   }
-  if (parsed.positional[0] != "phold")
-    throw UsageError{"unknown model '" + parsed.positional[0] + "'; 'ibnetsim params' lists them"};
-  out << phold::param_table().describe();
-  return sim::exit_ok;
+  const std::string& model = parsed.positional[0];
+  if (model == "phold")
+    return show_params<phold::Params>(phold::param_table(), parsed.values, out, nullptr);
+  if (model == "switch")
+    return show_params(ib::sw::param_table(), parsed.values, out, &ib::sw::validate);
+  if (model == "cable")
+    return show_params<ib::link::CableParams>(ib::link::param_table(), parsed.values, out, nullptr);
+  throw UsageError{"unknown model '" + model + "'; 'ibnetsim params' lists them"};
 }
 
 } // namespace

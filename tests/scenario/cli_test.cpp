@@ -12,6 +12,16 @@ const std::string default_scenario = source_path("scenarios/default.json");
 // Keeps CLI tests fast: the default scenario over 2 µs of simulated time.
 const std::vector<std::string> short_run = {"--set", "/duration_us=2"};
 
+/// The rest of the line of `text` that starts with "  KEY " (a row of a parameter listing), or "" if none does.
+std::string line_of(const std::string& text, const std::string& key) {
+  const std::string start = "\n  " + key + " ";
+  const std::size_t at = text.find(start);
+  if (at == std::string::npos)
+    return "";
+  const std::size_t from = at + start.size() - 1;
+  return text.substr(from, text.find('\n', from) - from);
+}
+
 std::vector<std::string> args(std::initializer_list<std::string> head, const std::vector<std::string>& tail = {}) {
   std::vector<std::string> all(head);
   all.insert(all.end(), tail.begin(), tail.end());
@@ -194,6 +204,72 @@ TEST_CASE("cli: validate checks without running, params lists parameters", "[cli
   CHECK(params.exit_code == 0);
   for (const char* key : {"lp_count", "lookahead_ns", "mean_extra_delay_ns", "remote_fraction", "program_compute_ns"})
     CHECK_THAT(params.out, Catch::Contains(key));
+}
+
+TEST_CASE("cli: params lists the switch and cable tables and the shipped profiles", "[cli][quick]") {
+  const auto models = run_cli({"params"});
+  CHECK(models.exit_code == 0);
+  CHECK_THAT(models.out, Catch::Contains("switch") && Catch::Contains("cable") &&
+                             Catch::Contains("copper-dac, fibre, quantum-hdr, switch-ib2-edr, switchx2-fdr"));
+  const auto sw = run_cli({"params", "switch"});
+  CHECK(sw.exit_code == 0);
+  CHECK_THAT(sw.out, Catch::StartsWith("parameters of switch:"));
+  for (const char* key : {"port_count", "port_to_port_latency_ns", "cut_through", "input_buffer_bytes_per_port",
+                          "vl_cap", "vl15_buffer_packets", "flow_control_refresh_ns"})
+    CHECK_THAT(sw.out, Catch::Contains(key));
+  const auto cable = run_cli({"params", "cable"});
+  CHECK(cable.exit_code == 0);
+  CHECK_THAT(cable.out, Catch::StartsWith("parameters of cable:") && Catch::Contains("propagation_delay_ns_per_m") &&
+                            Catch::Contains("ns/m"));
+}
+
+TEST_CASE("cli: params with --profile shows each value with its unit and source", "[cli][quick]") {
+  const auto r = run_cli({"params", "switch", "--profile", "switch-ib2-edr"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::StartsWith("switch profile switch-ib2-edr: Mellanox Switch-IB 2 (SB7800 class)"));
+  CHECK_THAT(r.out, Catch::Contains(source_path("topologies/hardware/switch-ib2-edr.json")));
+  CHECK_THAT(line_of(r.out, "port_to_port_latency_ns"), Catch::Matches(" +90 +ns +estimate: .*"));
+  CHECK_THAT(line_of(r.out, "port_count"), Catch::Matches(" +36 +count +Linux kernel commit .*"));
+  CHECK_THAT(line_of(r.out, "cut_through"), Catch::Matches(" +true +bool +estimate: .*"));
+
+  const auto overridden =
+      run_cli({"params", "switch", "--profile", "switch-ib2-edr", "--set", "/port_to_port_latency_ns=120"});
+  CHECK(overridden.exit_code == 0);
+  CHECK_THAT(line_of(overridden.out, "port_to_port_latency_ns"), Catch::Matches(" +120 +ns +override"));
+
+  const auto cable = run_cli({"params", "cable", "--profile", "fibre"});
+  CHECK(cable.exit_code == 0);
+  CHECK_THAT(line_of(cable.out, "propagation_delay_ns_per_m"), Catch::Matches(" +4\\.9 +ns/m +estimate: .*"));
+}
+
+TEST_CASE("cli: params rejects a bad profile name or value with exit 2 and a clear message", "[cli][quick]") {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"params", "switch", "--profile", "no-such-switch"},
+       "ibnetsim params: unknown profile 'no-such-switch'; profiles: copper-dac, fibre, quantum-hdr, "
+       "switch-ib2-edr, switchx2-fdr"},
+      {{"params", "switch", "--profile", "fibre"},
+       "fibre.json:/model: expected \"switch\" (the model it is read as), got string \"cable\""},
+      {{"params", "switch", "--profile", "quantum-hdr", "--set", "/bogus_ns=5"},
+       "ibnetsim: error: --set:/bogus_ns: expected one of the keys port_count, "},
+      {{"params", "switch", "--profile", "quantum-hdr", "--set", "/vl_cap=3"},
+       "ibnetsim: error: --set:/vl_cap: expected 1, 2, 4, 8 or 15, got 3"},
+      {{"params", "switch", "--profile", "quantum-hdr", "--set", "vl_cap"}, "--set expects /key=value, got 'vl_cap'"},
+      {{"params", "switch", "--set", "/vl_cap=3"}, "--set needs --profile"},
+      {{"params", "--profile", "fibre"}, "--profile and --set need a MODEL"},
+  };
+  for (const auto& c : cases) {
+    DYNAMIC_SECTION("ibnetsim " << c.args[1] << " " << c.args[2] << " ... expects: " << c.message) {
+      const auto r = run_cli(c.args);
+      CHECK(r.exit_code == 2);
+      CHECK(r.out.empty());
+      CHECK_THAT(r.err, Catch::Contains(c.message));
+    }
+  }
 }
 
 TEST_CASE("cli: the executable's exit status is the documented code", "[cli][quick]") {

@@ -18,7 +18,7 @@ namespace ib::testing {
 struct Flow {
   std::vector<std::uint16_t> dlids; ///< one DLID, or several drawn uniformly per packet
   std::uint8_t sl = 0;
-  std::uint8_t vl = 0;              ///< VL on the source's own link (the endpoint's SL2VL is the identity)
+  std::uint8_t vl = 0; ///< VL on the source's own link (the endpoint's SL2VL is the identity)
   std::uint32_t payload_bytes = 4096;
   link::Opcode opcode = link::Opcode::rdma_write_only;
   std::uint64_t packets = std::numeric_limits<std::uint64_t>::max();
@@ -33,10 +33,50 @@ struct SourceStats {
   std::uint64_t wire_bytes = 0;
   sim::Time first_last_bit_at = sim::Time::max();
   sim::Time last_last_bit_at;
-  sim::Time latency_sum;           ///< injection to last bit in
+  sim::Time latency_sum; ///< injection to last bit in
   sim::Time latency_min = sim::Time::max();
   sim::Time latency_max;
-  std::uint32_t next_seq = 0;
+};
+
+/// Per (LID, SL) records: SL 0 (the common case) in a flat array by LID, other SLs chained per LID.
+template <class T>
+class LidSlTable {
+public:
+  T& at(std::uint16_t lid, std::uint8_t sl) {
+    if (sl == 0) {
+      if (lid >= sl0_.size()) {
+        sl0_.resize(lid + 1u);
+      }
+      return sl0_[lid];
+    }
+    for (Entry& e : others_) {
+      if (e.lid == lid && e.sl == sl) {
+        return e.value;
+      }
+    }
+    others_.push_back({T{}, lid, sl});
+    return others_.back().value;
+  }
+  const T* find(std::uint16_t lid, std::uint8_t sl) const {
+    if (sl == 0) {
+      return lid < sl0_.size() ? &sl0_[lid] : nullptr;
+    }
+    for (const Entry& e : others_) {
+      if (e.lid == lid && e.sl == sl) {
+        return &e.value;
+      }
+    }
+    return nullptr;
+  }
+
+private:
+  struct Entry {
+    T value;
+    std::uint16_t lid;
+    std::uint8_t sl;
+  };
+  std::vector<T> sl0_;
+  std::vector<Entry> others_;
 };
 
 class PacketEndpoint {
@@ -46,20 +86,24 @@ public:
     flow_control_arrives = static_cast<std::uint8_t>(link::PortEventKind::flow_control_arrives),
     flow_control_refresh = static_cast<std::uint8_t>(link::PortEventKind::flow_control_refresh),
     tx_done = link::first_node_event_kind,
-    tail_arrives,
     flow_wakes,
   };
 
   PacketEndpoint(sim::Target self, std::uint32_t component_id, std::uint16_t lid, link::PacketPool& pool,
                  const link::PortConfig& config, sim::Rng rng)
       : self_(self), component_id_(component_id), lid_(lid), pool_(pool), rng_(rng) {
-    port_.bind(self, component_id, 1, config);
+    link::PortConfig sink_config = config;
+    sink_config.arrival_after_tail = true;
+    sink_config.arrival_delay = sim::Time::zero();
+    port_.bind(self, component_id, 1, sink_config);
   }
 
   link::Port& port() { return port_; }
   const link::Port& port() const { return port_; }
   std::uint16_t lid() const { return lid_; }
 
+  /// Whether the sink keeps per-source statistics (in-order delivery is checked either way).
+  void keep_source_stats(bool keep) { keep_source_stats_ = keep; }
   void add_flow(const Flow& flow) { flows_.push_back({flow, flow.start_at, 0, 0}); }
   /// Schedules the flows' first packets.
   void start(sim::Simulator& sim) {
@@ -71,20 +115,17 @@ public:
   void on_event(sim::Simulator& sim, const sim::Event& event) {
     switch (static_cast<Kind>(event.kind)) {
     case Kind::packet_arrives: {
+      // The port is configured to report arrivals at the last bit: the sink consumes the packet at once.
       const link::PacketHandle handle{event.handle};
-      const link::Packet& packet = pool_[handle];
-      if (!port_.on_packet_arrives(sim, packet)) {
+      if (!port_.on_packet_arrives(sim, pool_[handle])) {
         pool_.release(handle);
         return;
       }
-      sim.schedule(packet.last_bit_at, self_, static_cast<std::uint8_t>(Kind::tail_arrives), handle.value);
+      consume(sim, handle);
       return;
     }
-    case Kind::tail_arrives:
-      consume(sim, link::PacketHandle{event.handle});
-      return;
     case Kind::flow_control_arrives:
-      port_.on_flow_control_arrives(sim, event);
+      port_.on_flow_control_arrives(sim);
       try_send(sim);
       return;
     case Kind::flow_control_refresh:
@@ -106,10 +147,10 @@ public:
     }
   }
 
-  /// Per-source statistics, indexed by SLID * 16 + SL.
+  /// What arrived from (SLID, SL), or nullptr if nothing did.
   const SourceStats* stats_from(std::uint16_t slid, std::uint8_t sl) const {
-    const std::size_t i = std::size_t{slid} * 16 + sl;
-    return i < stats_.size() && stats_[i].packets > 0 ? &stats_[i] : nullptr;
+    const SourceStats* found = stats_.find(slid, sl);
+    return found != nullptr && found->packets > 0 ? found : nullptr;
   }
   std::uint64_t packets_sent() const { return packets_sent_; }
   std::uint64_t packets_received() const { return packets_received_; }
@@ -161,7 +202,7 @@ private:
         continue;
       }
       waiting |= static_cast<std::uint16_t>(1u << f.flow.vl);
-      if (port_.has_credits(f.flow.vl, wire_bytes(f.flow))) {
+      if (port_.has_credits(now, f.flow.vl, wire_bytes(f.flow))) {
         ready |= static_cast<std::uint16_t>(1u << f.flow.vl);
       }
     }
@@ -171,7 +212,7 @@ private:
     const int vl = ready != 0 ? port_.arbiter().pick(ready) : -1;
     if (vl < 0) {
       if (waiting != 0) {
-        port_.note_blocked(now);
+        port_.note_blocked(sim);
       }
       return;
     }
@@ -179,7 +220,8 @@ private:
     for (std::size_t k = 1; k <= n; ++k) {
       const std::size_t i = (last_flow_ + k) % n;
       FlowState& f = flows_[i];
-      if (f.flow.vl != vl || f.sent >= f.flow.packets || f.next_at > now) {
+      if (f.flow.vl != vl || f.sent >= f.flow.packets || f.next_at > now ||
+          !port_.has_credits(now, f.flow.vl, wire_bytes(f.flow))) {
         continue;
       }
       last_flow_ = i;
@@ -197,8 +239,7 @@ private:
     link::Packet& packet = pool_[handle];
     packet.injected_at = sim.now();
     packet.slid = lid_;
-    packet.dlid = f.flow.dlids.size() == 1 ? f.flow.dlids[0]
-                                           : f.flow.dlids[rng_.uniform_below(f.flow.dlids.size())];
+    packet.dlid = f.flow.dlids.size() == 1 ? f.flow.dlids[0] : f.flow.dlids[rng_.uniform_below(f.flow.dlids.size())];
     packet.sl = f.flow.sl;
     packet.opcode = f.flow.opcode;
     packet.payload_bytes = f.flow.payload_bytes;
@@ -213,44 +254,36 @@ private:
   }
 
   /// Sequence numbers per (DLID, SL), so that the sink can check order per (SLID, SL).
-  std::uint32_t next_seq(std::uint16_t dlid, std::uint8_t sl) {
-    const std::size_t i = std::size_t{dlid} * 16 + sl;
-    if (i >= seq_by_destination_.size()) {
-      seq_by_destination_.resize(i + 1, 0);
-    }
-    return seq_by_destination_[i]++;
-  }
+  std::uint32_t next_seq(std::uint16_t dlid, std::uint8_t sl) { return seq_by_destination_.at(dlid, sl)++; }
 
   void consume(sim::Simulator& sim, link::PacketHandle handle) {
     const link::Packet& packet = pool_[handle];
     if (packet.dlid != lid_) {
-      throw sim::InvariantViolation("misdelivered-packet", sim.component_name(component_id_),
-                                    "packet for DLID " + std::to_string(packet.dlid) + " arrived at LID " +
-                                        std::to_string(lid_),
-                                    "");
+      throw sim::InvariantViolation(
+          "misdelivered-packet", sim.component_name(component_id_),
+          "packet for DLID " + std::to_string(packet.dlid) + " arrived at LID " + std::to_string(lid_), "");
     }
-    const std::size_t i = std::size_t{packet.slid} * 16 + packet.sl;
-    if (i >= stats_.size()) {
-      stats_.resize(i + 1);
-    }
-    SourceStats& s = stats_[i];
-    if (packet.flow_seq != s.next_seq) {
+    std::uint32_t& expected_seq = expected_seq_.at(packet.slid, packet.sl);
+    if (packet.flow_seq != expected_seq) {
       throw sim::InvariantViolation("in-order-delivery", sim.component_name(component_id_),
                                     "from SLID " + std::to_string(packet.slid) + " SL " + std::to_string(packet.sl) +
-                                        ": expected packet " + std::to_string(s.next_seq) + ", got " +
+                                        ": expected packet " + std::to_string(expected_seq) + ", got " +
                                         std::to_string(packet.flow_seq),
                                     "");
     }
-    ++s.next_seq;
-    const sim::Time latency = sim.now() - packet.injected_at;
-    ++s.packets;
-    s.payload_bytes += packet.payload_bytes;
-    s.wire_bytes += packet.wire_bytes;
-    s.first_last_bit_at = std::min(s.first_last_bit_at, sim.now());
-    s.last_last_bit_at = sim.now();
-    s.latency_sum += latency;
-    s.latency_min = std::min(s.latency_min, latency);
-    s.latency_max = std::max(s.latency_max, latency);
+    ++expected_seq;
+    if (keep_source_stats_) {
+      SourceStats& s = stats_.at(packet.slid, packet.sl);
+      const sim::Time latency = sim.now() - packet.injected_at;
+      ++s.packets;
+      s.payload_bytes += packet.payload_bytes;
+      s.wire_bytes += packet.wire_bytes;
+      s.first_last_bit_at = std::min(s.first_last_bit_at, sim.now());
+      s.last_last_bit_at = sim.now();
+      s.latency_sum += latency;
+      s.latency_min = std::min(s.latency_min, latency);
+      s.latency_max = std::max(s.latency_max, latency);
+    }
     ++packets_received_;
     payload_bytes_received_ += packet.payload_bytes;
     const std::uint8_t vl = packet.vl;
@@ -270,8 +303,10 @@ private:
   bool sending_ = false;
   sim::Time wake_pending_at_ = sim::Time::max();
   std::uint32_t wake_generation_ = 0;
-  std::vector<std::uint32_t> seq_by_destination_;
-  std::vector<SourceStats> stats_;
+  LidSlTable<std::uint32_t> seq_by_destination_;
+  LidSlTable<std::uint32_t> expected_seq_;
+  LidSlTable<SourceStats> stats_;
+  bool keep_source_stats_ = true;
   std::uint64_t packets_sent_ = 0;
   std::uint64_t packets_received_ = 0;
   std::uint64_t payload_bytes_received_ = 0;

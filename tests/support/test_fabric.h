@@ -17,6 +17,13 @@
 
 namespace ib::testing {
 
+/// "h7" from ("h", 7). Appends, because GCC 12 warns falsely (-Wrestrict, bug 105329) on "h" + std::string.
+inline std::string numbered(const char* prefix, std::uint64_t n) {
+  std::string name = prefix;
+  name += std::to_string(n);
+  return name;
+}
+
 inline constexpr sim::ComponentType switch_type = 1;
 inline constexpr sim::ComponentType endpoint_type = 2;
 
@@ -34,7 +41,7 @@ inline sw::Params test_switch_params() {
 }
 
 inline link::PortConfig test_endpoint_port(std::uint32_t buffer_bytes = 8 * 512 * 64, std::uint8_t vl_cap = 8) {
-  return {buffer_bytes, vl_cap, 4, sim::Time::from_us(2)};
+  return {buffer_bytes, vl_cap, 4, sim::Time::from_us(2), true, sim::Time::zero()};
 }
 
 /// 4x EDR: 100 Gb/s of data.

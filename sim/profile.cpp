@@ -1,0 +1,115 @@
+#include "sim/profile.h"
+
+#include <string>
+#include <utility>
+
+namespace sim {
+
+using nlohmann::json;
+
+namespace {
+
+/// The first reference token of `pointer` ("/a~1b/c" -> "a/b"), unescaped per RFC 6901.
+std::string first_token(std::string_view pointer) {
+  std::string token;
+  for (std::size_t i = 1; i < pointer.size() && pointer[i] != '/'; ++i) {
+    if (pointer[i] == '~' && i + 1 < pointer.size()) {
+      token += pointer[++i] == '1' ? '/' : '~';
+    } else {
+      token += pointer[i];
+    }
+  }
+  return token;
+}
+
+} // namespace
+
+Profile load_profile(const std::string& path) {
+  const JsonDocument document = load_json_file(path);
+  Profile profile;
+  profile.file = document.file;
+  JsonObjectReader top(document.file, document.root, "");
+  top.skip("$schema"); // editors use it to find topologies/schema/profile.schema.json
+  profile.name = top.required_string("name");
+  profile.model = top.required_string("model");
+  profile.description = top.required_string("description");
+  JsonObjectReader parameters = top.required_object("parameters");
+  // The file's own shape first: an unknown top-level key is reported before anything inside "parameters".
+  top.finish();
+
+  // Values are only shape-checked here; their types and ranges belong to the model's table (read_profile).
+  profile.values = json::object();
+  for (const auto& [key, entry_json] : parameters.value().items()) {
+    parameters.skip(key);
+    JsonObjectReader entry(profile.file, entry_json, parameters.pointer_to(key));
+    constexpr const char* value_expected = "a number, boolean or string";
+    if (!entry.has("value")) {
+      throw InputError(profile.file, entry.pointer_to("value"),
+                       std::string(value_expected) + " (required key \"value\")", "nothing");
+    }
+    entry.skip("value");
+    const json& value = entry.value().at("value");
+    if (!value.is_number() && !value.is_boolean() && !value.is_string()) {
+      throw InputError(profile.file, entry.pointer_to("value"), value_expected, describe_json_value(value));
+    }
+    profile.sources[key] = entry.required_string("source");
+    entry.finish();
+    profile.values[key] = value;
+  }
+  return profile;
+}
+
+std::string profile_directory() {
+  return std::string(IBNETSIM_SOURCE_DIR) + "/topologies/hardware";
+}
+
+std::string profile_path(std::string_view name) {
+  if (name.find('/') != std::string_view::npos || name.ends_with(".json")) {
+    return std::string(name);
+  }
+  return profile_directory() + "/" + std::string(name) + ".json";
+}
+
+void reject_parameter(const Profile& profile, const std::vector<Override>& overrides, std::string_view key,
+                      std::string expected, std::string got) {
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+    if (first_token(it->pointer) == key) {
+      throw InputError(std::string(override_label), it->pointer, std::move(expected), std::move(got));
+    }
+  }
+  throw InputError(profile.file, json_pointer_append("/parameters", key) + "/value", std::move(expected),
+                   std::move(got));
+}
+
+namespace profile_detail {
+
+json merge_overrides(const Profile& profile, const std::vector<Override>& overrides) {
+  json merged = profile.values;
+  for (const Override& o : overrides) {
+    // apply_override() parses "pointer=value" exactly as scenario --set does, so both read values the same way.
+    apply_override(merged, o.pointer + "=" + o.value, std::string(override_label));
+  }
+  return merged;
+}
+
+void relocate(const InputError& e, const Profile& profile, const std::vector<Override>& overrides) {
+  // Table reads and finish() report "/parameters/<key>", the key escaped; nothing deeper.
+  constexpr std::string_view prefix = "/parameters";
+  const std::string& pointer = e.json_pointer();
+  if (!pointer.starts_with(prefix) || pointer.size() == prefix.size()) {
+    throw e;
+  }
+  reject_parameter(profile, overrides, first_token(std::string_view(pointer).substr(prefix.size())), e.expected(),
+                   e.got());
+}
+
+void check_model(const Profile& profile, std::string_view model) {
+  if (profile.model != model) {
+    throw InputError(profile.file, "/model", json(std::string(model)).dump() + " (the model it is read as)",
+                     describe_json_value(json(profile.model)));
+  }
+}
+
+} // namespace profile_detail
+
+} // namespace sim

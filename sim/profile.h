@@ -1,0 +1,102 @@
+// Hardware profiles (DESIGN §5): one JSON file per device class under topologies/hardware/, holding every parameter
+// of one model with its unit in its key and a `source` (datasheet, paper, spec section or "estimate: why"). A
+// profile is loaded strictly (unknown keys, a parameter without value or source, wrong types: sim::InputError),
+// then read through the model's ParamTable with optional `--set` overrides layered on top. Errors point at
+// `/parameters/<key>/value` in the profile file, or at the override that supplied the bad value.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/errors.h"
+#include "sim/json_reader.h"
+#include "sim/params.h"
+
+namespace sim {
+
+/// One loaded profile file.
+struct Profile {
+  std::string file;                           ///< the path it was loaded from, as printed in errors
+  std::string name;                           ///< e.g. "switch-ib2-edr"
+  std::string model;                          ///< the model whose ParamTable reads it: "switch", "cable"
+  std::string description;                    ///< one line: the device class it stands for
+  nlohmann::json values;                      ///< object: parameter key -> value, in the key's unit
+  std::map<std::string, std::string> sources; ///< parameter key -> where its value comes from
+};
+
+/// One `--set` override of a profile parameter: `pointer` is relative to "parameters" ("/port_to_port_latency_ns")
+/// and `value` is JSON text, or a plain string when it is not valid JSON (as for scenario overrides).
+struct Override {
+  std::string pointer;
+  std::string value;
+};
+
+/// The file label that errors in overrides carry, as for scenario overrides.
+inline constexpr std::string_view override_label = "--set";
+
+/// Loads and checks the profile at `path` (not its parameters' types or ranges: read_profile() does that).
+/// Unreadable file, bad JSON, unknown or missing keys, a parameter without value or source: InputError.
+Profile load_profile(const std::string& path);
+
+/// The directory bare profile names resolve into: <source dir>/topologies/hardware.
+std::string profile_directory();
+/// `name` as a path: a bare name ("quantum-hdr") becomes profile_directory()/<name>.json; a name containing '/' or
+/// ending in ".json" is already a path and is returned unchanged.
+std::string profile_path(std::string_view name);
+
+/// Throws InputError about parameter `key` of `profile`: at the last override that set it, else at
+/// /parameters/<key>/value in the profile file. For rules across fields that a table cannot check (sw::validate).
+[[noreturn]] void reject_parameter(const Profile& profile, const std::vector<Override>& overrides, std::string_view key,
+                                   std::string expected, std::string got);
+
+namespace profile_detail {
+/// profile.values with `overrides` applied in order; a malformed override is an InputError at the override.
+nlohmann::json merge_overrides(const Profile& profile, const std::vector<Override>& overrides);
+/// Throws `e` (raised while reading the merged values at "/parameters") again, pointing at the value in the
+/// profile file, or at the last override that set the key.
+[[noreturn]] void relocate(const InputError& e, const Profile& profile, const std::vector<Override>& overrides);
+/// Throws InputError at "/model" unless the profile is for `model`.
+void check_model(const Profile& profile, std::string_view model);
+} // namespace profile_detail
+
+/// The profile's parameters, with `overrides` applied in order, read through `table`: every key of the table is
+/// required, no other key is allowed, and each value is type- and range-checked. The profile's model must be
+/// table.model().
+template <class P>
+P read_profile(const ParamTable<P>& table, const Profile& profile, const std::vector<Override>& overrides = {}) {
+  profile_detail::check_model(profile, table.model());
+  const nlohmann::json merged = profile_detail::merge_overrides(profile, overrides);
+  try {
+    JsonObjectReader reader(profile.file, merged, "/parameters");
+    P params = table.read(reader);
+    reader.finish();
+    return params;
+  } catch (const InputError& e) {
+    profile_detail::relocate(e, profile, overrides);
+  }
+}
+
+/// For the configuration digest and `ibnetsim params MODEL --profile`: each key of `table` -> {value (in the key's
+/// unit), unit, source}. A value that differs from the profile's came from an override: its source is "override".
+template <class P>
+nlohmann::json digest(const ParamTable<P>& table, const P& params, const Profile& profile) {
+  const nlohmann::json values = table.to_json(params);
+  nlohmann::json out = nlohmann::json::object();
+  for (const ParamField<P>& f : table.fields()) {
+    const std::string key(f.key);
+    const nlohmann::json& value = values.at(key);
+    // nlohmann compares numbers by value across integer and float, so 90 in the file equals 90 read back.
+    const bool from_profile = profile.values.contains(key) && profile.values.at(key) == value;
+    const auto source = profile.sources.find(key);
+    out[key] = {{"value", value},
+                {"unit", std::string(f.unit)},
+                {"source", from_profile && source != profile.sources.end() ? source->second : "override"}};
+  }
+  return out;
+}
+
+} // namespace sim
