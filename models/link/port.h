@@ -166,6 +166,8 @@ private:
   bool refresh_armed_ = false;
   std::uint16_t flow_control_pending_ = 0; ///< bit v: an FC packet for VL v waits to be sent
   sim::Time flow_control_packet_time_;     ///< serialization of one 6-byte FC packet at the link's rate
+  std::uint32_t memo_wire_bytes_ = 0;      ///< size of the last packet serialized...
+  sim::Time memo_serialization_;           ///< ...and its serialization time
   FlowControlInbox inbox_;
   std::array<CreditSender, vl_slots> sender_{};
   std::array<CreditReceiver, vl_slots> receiver_{fill_receivers()};
