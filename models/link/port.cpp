@@ -25,14 +25,6 @@ std::uint8_t operational_vls(std::uint8_t a_cap, std::uint8_t b_cap) {
 
 } // namespace
 
-std::array<CreditReceiver, vl_slots> Port::fill_receivers() {
-  // Placeholders until connect() sizes them; one block each keeps the class's invariant.
-  return {CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1),
-          CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1),
-          CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1),
-          CreditReceiver(1), CreditReceiver(1), CreditReceiver(1), CreditReceiver(1)};
-}
-
 void Port::bind(sim::Target owner, std::uint32_t owner_component_id, std::uint8_t number, const PortConfig& config) {
   owner_ = owner;
   owner_component_id_ = owner_component_id;
@@ -58,7 +50,7 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
     side->flow_control_packet_time_ = sim::transfer_time(flow_control_packet_bytes, link.data_rate);
     side->arbiter_ = VlArbiter(VlArbConfig::opensm_default(vls));
     for (int vl = 0; vl < vl_slots; ++vl) {
-      side->receiver_[vl] = CreditReceiver(blocks);
+      side->vls_[vl].receiver = CreditReceiver(blocks);
     }
     side->connected_ = true;
   }
@@ -77,10 +69,10 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
   }
   // Link initialization ends with each side holding the other's first FCCL (IBA §7.9.4); its timing is left out.
   for (int vl = 0; vl < vls; ++vl) {
-    a.sender_[vl].on_flow_control(b.receiver_[vl].fccl());
-    b.sender_[vl].on_flow_control(a.receiver_[vl].fccl());
-    a.last_sent_fccl_[vl] = a.receiver_[vl].fccl();
-    b.last_sent_fccl_[vl] = b.receiver_[vl].fccl();
+    a.vls_[vl].sender.on_flow_control(b.vls_[vl].receiver.fccl());
+    b.vls_[vl].sender.on_flow_control(a.vls_[vl].receiver.fccl());
+    a.vls_[vl].last_sent_fccl = a.vls_[vl].receiver.fccl();
+    b.vls_[vl].last_sent_fccl = b.vls_[vl].receiver.fccl();
   }
 }
 
@@ -89,7 +81,7 @@ bool Port::has_credits(sim::Time now, std::uint8_t vl, std::uint32_t wire_bytes)
     return true;
   }
   absorb_flow_control(now);
-  return sender_[vl].may_send(blocks_for(wire_bytes));
+  return vls_[vl].sender.may_send(blocks_for(wire_bytes));
 }
 
 sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle, std::uint8_t vl,
@@ -109,8 +101,8 @@ sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle,
   const sim::Time end_at = std::max(start_at + memo_serialization_, tail_available_at);
   if (vl != management_vl) {
     const std::uint32_t blocks = blocks_for(packet.wire_bytes);
-    sender_[vl].on_sent(blocks);
-    blocks_sent_[vl] += blocks;
+    vls_[vl].sender.on_sent(blocks);
+    vls_[vl].blocks_sent += blocks;
     arm_refresh(sim);
   }
   arbiter_.on_sent(vl, packet.wire_bytes);
@@ -155,7 +147,7 @@ void Port::note_blocked(sim::Simulator& sim) {
 void Port::absorb_flow_control(sim::Time now) {
   while (!inbox_.in_flight.empty() && inbox_.in_flight.front().arrives_at <= now) {
     const FlowControlUpdate& update = inbox_.in_flight.front();
-    sender_[update.vl].on_flow_control(update.fccl);
+    vls_[update.vl].sender.on_flow_control(update.fccl);
     // The FCTBS it carries is not compared with ABR here (IBA §7.9.4 resynchronises ABR to it, which recovers
     // blocks lost to errors): nothing is lost on these links, and packets sent after this FC packet may already
     // be counted in ABR when it is taken in lazily. credit-conservation checks FCTBS - ABR against the blocks in
@@ -169,16 +161,16 @@ void Port::flush_flow_control(sim::Simulator& sim) {
     const auto vl = static_cast<std::uint8_t>(std::countr_zero(flow_control_pending_));
     flow_control_pending_ &= static_cast<std::uint16_t>(flow_control_pending_ - 1);
     busy_until_ = std::max(sim.now(), busy_until_) + flow_control_packet_time_;
-    const std::uint32_t fctbs = sender_[vl].fctbs();
-    const std::uint32_t fccl = receiver_[vl].fccl();
+    const std::uint32_t fctbs = vls_[vl].sender.fctbs();
+    const std::uint32_t fccl = vls_[vl].receiver.fccl();
     const sim::Time arrives_at = busy_until_ + link_.propagation_delay;
     peer_inbox_->in_flight.push_back({arrives_at, fctbs, static_cast<std::uint16_t>(fccl), vl});
     if (peer_inbox_->owner_waiting) {
       peer_inbox_->owner_waiting = false;
       sim.schedule(arrives_at, peer_, static_cast<std::uint8_t>(PortEventKind::flow_control_arrives), peer_number_);
     }
-    last_sent_fctbs_[vl] = fctbs;
-    last_sent_fccl_[vl] = fccl;
+    vls_[vl].last_sent_fctbs = fctbs;
+    vls_[vl].last_sent_fccl = fccl;
     ++counters_.flow_control_pkts;
   }
 }
@@ -197,15 +189,16 @@ bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
     return true;
   }
   const std::uint32_t blocks = blocks_for(packet.wire_bytes);
-  if (packet.vl >= data_vls_ || !receiver_[packet.vl].on_packet_arrived(blocks)) {
-    throw sim::InvariantViolation(std::string(credit_conservation_id), name(sim, packet.vl),
-                                  "a packet of " + std::to_string(blocks) + " blocks arrived with " +
-                                      std::to_string(packet.vl < data_vls_ ? receiver_[packet.vl].free_blocks() : 0) +
-                                      " blocks free: the sender overran its credits",
-                                  "data_vls=" + std::to_string(data_vls_) + " used_blocks=" +
-                                      std::to_string(packet.vl < data_vls_ ? receiver_[packet.vl].used_blocks() : 0));
+  if (packet.vl >= data_vls_ || !vls_[packet.vl].receiver.on_packet_arrived(blocks)) {
+    throw sim::InvariantViolation(
+        std::string(credit_conservation_id), name(sim, packet.vl),
+        "a packet of " + std::to_string(blocks) + " blocks arrived with " +
+            std::to_string(packet.vl < data_vls_ ? vls_[packet.vl].receiver.free_blocks() : 0) +
+            " blocks free: the sender overran its credits",
+        "data_vls=" + std::to_string(data_vls_) +
+            " used_blocks=" + std::to_string(packet.vl < data_vls_ ? vls_[packet.vl].receiver.used_blocks() : 0));
   }
-  blocks_received_[packet.vl] += blocks;
+  vls_[packet.vl].blocks_received += blocks;
   return true;
 }
 
@@ -215,7 +208,7 @@ void Port::release(sim::Simulator& sim, std::uint8_t vl, std::uint32_t wire_byte
     --vl15_used_;
     return;
   }
-  receiver_[vl].on_packet_freed(blocks_for(wire_bytes));
+  vls_[vl].receiver.on_packet_freed(blocks_for(wire_bytes));
   flow_control_pending_ |= static_cast<std::uint16_t>(1u << vl);
   if (may_start(sim.now())) {
     flush_flow_control(sim);
@@ -230,7 +223,7 @@ void Port::on_flow_control_arrives(sim::Simulator& sim) {
 void Port::on_flow_control_refresh(sim::Simulator& sim) {
   refresh_armed_ = false;
   for (int vl = 0; vl < data_vls_; ++vl) {
-    if (sender_[vl].fctbs() != last_sent_fctbs_[vl] || receiver_[vl].fccl() != last_sent_fccl_[vl]) {
+    if (vls_[vl].sender.fctbs() != vls_[vl].last_sent_fctbs || vls_[vl].receiver.fccl() != vls_[vl].last_sent_fccl) {
       flow_control_pending_ |= static_cast<std::uint16_t>(1u << vl);
     }
   }
@@ -269,16 +262,16 @@ std::string Port::name(const sim::Simulator& sim, int vl) const {
 std::string check_credit_conservation(const Port& tx, const Port& rx, bool quiescent) {
   std::string problems;
   for (int vl = 0; vl < tx.data_vls_; ++vl) {
-    const std::uint64_t in_flight = tx.blocks_sent_[vl] - rx.blocks_received_[vl];
+    const std::uint32_t in_flight = tx.vls_[vl].blocks_sent - rx.vls_[vl].blocks_received;
     // FC packets still on the link count as delivered: the newest one is what the sender will hold.
-    CreditSender sender = tx.sender_[vl];
+    CreditSender sender = tx.vls_[vl].sender;
     for (std::uint32_t i = 0; i < tx.inbox_.in_flight.size(); ++i) {
       if (tx.inbox_.in_flight[i].vl == vl) {
         sender.on_flow_control(tx.inbox_.in_flight[i].fccl);
       }
     }
     const std::string problem =
-        check_credit_conservation(sender, rx.receiver_[vl], static_cast<std::uint32_t>(in_flight),
+        check_credit_conservation(sender, rx.vls_[vl].receiver, static_cast<std::uint32_t>(in_flight),
                                   quiescent ? FcclDelivery::latest : FcclDelivery::pending);
     if (!problem.empty()) {
       // Appended piece by piece: GCC 12 warns falsely (-Wrestrict, bug 105329) on "literal" + std::string.
