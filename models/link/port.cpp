@@ -113,8 +113,8 @@ sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle,
   const std::uint64_t words = (packet.wire_bytes + 3) / 4;
   counters_.xmit_data_words += words;
   counters_.xmit_pkts += 1;
-  counters_.xmit_data_words_by_vl[vl] += words;
-  counters_.xmit_pkts_by_vl[vl] += 1;
+  vls_[vl].xmit_data_words += words;
+  vls_[vl].xmit_pkts += 1;
 
   packet.vl = vl;
   packet.in_port = peer_number_;
@@ -241,6 +241,15 @@ void Port::arm_refresh(sim::Simulator& sim) {
   refresh_armed_ = true;
   sim.schedule_in(config_.flow_control_refresh, owner_, static_cast<std::uint8_t>(PortEventKind::flow_control_refresh),
                   number_);
+}
+
+PortCounters Port::counters() const {
+  PortCounters snapshot = counters_;
+  for (int vl = 0; vl < vl_slots; ++vl) {
+    snapshot.xmit_data_words_by_vl[vl] = vls_[vl].xmit_data_words;
+    snapshot.xmit_pkts_by_vl[vl] = vls_[vl].xmit_pkts;
+  }
+  return snapshot;
 }
 
 std::uint8_t Port::port_of(const sim::Event& event) {

@@ -100,7 +100,8 @@ public:
   std::uint32_t buffer_blocks_per_vl() const { return vls_[0].receiver.capacity_blocks(); }
   /// Blocks of data VL `vl`'s receive buffer now holding packets.
   std::uint32_t used_blocks(std::uint8_t vl) const { return vls_[vl].receiver.used_blocks(); }
-  const PortCounters& counters() const { return counters_; }
+  /// A snapshot of the counters (per-VL ones live beside each VL's credit state, where the hot path is).
+  PortCounters counters() const;
   /// The port's VL arbitration; the subnet manager may replace its tables with set_vl_arbitration().
   VlArbiter& arbiter() { return arbiter_; }
   void set_vl_arbitration(const VlArbConfig& config) { arbiter_ = VlArbiter(config); }
@@ -169,14 +170,17 @@ private:
   std::uint32_t memo_wire_bytes_ = 0;      ///< size of the last packet serialized...
   sim::Time memo_serialization_;           ///< ...and its serialization time
   FlowControlInbox inbox_;
+  PortCounters counters_; ///< its per-VL arrays stay zero: counters() fills them from vls_
   /// Everything one packet on one VL touches, together: one cache line per packet instead of five.
-  struct VlState {
+  struct alignas(64) VlState {
     CreditSender sender;
     CreditReceiver receiver{1};    // sized by connect()
     std::uint32_t blocks_sent = 0; ///< wraps at 2^32; in flight = sent - received, far below that
     std::uint32_t blocks_received = 0;
     std::uint32_t last_sent_fctbs = 0;
     std::uint32_t last_sent_fccl = 0;
+    std::uint64_t xmit_data_words = 0;
+    std::uint64_t xmit_pkts = 0;
   };
   std::array<VlState, vl_slots> vls_{};
   VlArbiter arbiter_{VlArbConfig::opensm_default(1)};
@@ -191,7 +195,6 @@ private:
   sim::Time blocked_since_ = sim::Time::max();
   sim::Time wake_scheduled_at_ = sim::Time::max();
   std::uint32_t vl15_used_ = 0;
-  PortCounters counters_;
 };
 
 std::string check_credit_conservation(const Port& tx, const Port& rx, bool quiescent);
