@@ -160,8 +160,15 @@ void Switch::serve_head(sim::Simulator& sim, std::uint16_t input_slot) {
     return;
   }
   Output& output = outputs_[head.out_port];
-  output.requests[head.out_vl].push_back(input_slot);
-  output.requested_vls |= static_cast<std::uint16_t>(1u << head.out_vl);
+  const std::uint16_t bit = static_cast<std::uint16_t>(1u << head.out_vl);
+  inputs_[input_slot].next_request = no_slot;
+  if (output.requested_vls & bit) {
+    inputs_[output.last_request[head.out_vl]].next_request = input_slot;
+  } else {
+    output.first_request[head.out_vl] = input_slot;
+    output.requested_vls |= bit;
+  }
+  output.last_request[head.out_vl] = input_slot;
   arbitrate(sim, head.out_port);
 }
 
@@ -175,7 +182,7 @@ void Switch::arbitrate(sim::Simulator& sim, std::uint8_t out_port) {
   std::uint16_t ready = 0;
   for (std::uint16_t vls = output.requested_vls; vls != 0; vls &= static_cast<std::uint16_t>(vls - 1)) {
     const int vl = std::countr_zero(vls);
-    const link::Packet& head = pool_[inputs_[output.requests[vl].front()].queue.front()];
+    const link::Packet& head = pool_[inputs_[output.first_request[vl]].queue.front()];
     if (port.has_credits(sim.now(), static_cast<std::uint8_t>(vl), head.wire_bytes)) {
       ready |= static_cast<std::uint16_t>(1u << vl);
     }
@@ -185,10 +192,9 @@ void Switch::arbitrate(sim::Simulator& sim, std::uint8_t out_port) {
     port.note_blocked(sim);
     return;
   }
-  sim::Ring<std::uint16_t>& requests = output.requests[vl];
-  const std::uint16_t input_slot = requests.front();
-  requests.pop_front();
-  if (requests.empty()) {
+  const std::uint16_t input_slot = output.first_request[vl];
+  output.first_request[vl] = inputs_[input_slot].next_request;
+  if (output.first_request[vl] == no_slot) {
     output.requested_vls &= static_cast<std::uint16_t>(~(1u << vl));
   }
   const link::PacketHandle handle = inputs_[input_slot].queue.front();

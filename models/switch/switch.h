@@ -75,14 +75,19 @@ public:
   std::string check_invariants() const;
 
 private:
+  static constexpr std::uint16_t no_slot = 0xffff;
   struct Input {
-    sim::Ring<link::PacketHandle> queue; ///< FIFO; the front is the only packet that may move
+    sim::Ring<link::PacketHandle> queue;  ///< FIFO; the front is the only packet that may move
+    std::uint16_t next_request = no_slot; ///< the input slot behind this one in its output VL's request list
   };
+  /// An input has at most one request out (its head's), so each output VL's waiting inputs form a list threaded
+  /// through the inputs themselves: no queue storage, and an output's state fits one cache line.
   struct Output {
-    std::array<sim::Ring<std::uint16_t>, link::vl_slots> requests; ///< per output VL: waiting input slots
-    std::uint16_t requested_vls = 0;                               ///< bit v: requests[v] is not empty
-    bool sending = false;                                          ///< a packet has started and not yet left
-    std::uint16_t sending_from = 0;                                ///< its input slot (port * 16 + VL)
+    std::array<std::uint16_t, link::vl_slots> first_request; ///< per output VL: oldest waiting input slot
+    std::array<std::uint16_t, link::vl_slots> last_request;  ///< per output VL: newest waiting input slot
+    std::uint16_t requested_vls = 0;                         ///< bit v: VL v has waiting inputs
+    bool sending = false;                                    ///< a packet has started and not yet left
+    std::uint16_t sending_from = 0;                          ///< its input slot (port * 16 + VL)
     std::uint32_t sending_wire_bytes = 0;
   };
 

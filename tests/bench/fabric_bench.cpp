@@ -81,11 +81,8 @@ int main(int argc, char** argv) {
     const std::uint32_t leaf = h / o.hosts_per_leaf;
     net.connect(e.port(), net.switches[leaf].port(static_cast<std::uint8_t>(h % o.hosts_per_leaf + 1)), cable);
     testing::Flow flow;
-    for (const std::uint16_t lid : all_lids) {
-      if (lid != all_lids[h]) {
-        flow.dlids.push_back(lid);
-      }
-    }
+    flow.uniform_dlid_first = all_lids.front();
+    flow.uniform_dlid_last = all_lids.back();
     flow.payload_bytes = 4096;
     e.add_flow(flow);
   }

@@ -17,6 +17,10 @@ namespace ib::testing {
 
 struct Flow {
   std::vector<std::uint16_t> dlids; ///< one DLID, or several drawn uniformly per packet
+  /// If non-zero (and `dlids` empty): DLIDs drawn uniformly from [uniform_dlid_first, uniform_dlid_last] minus the
+  /// endpoint's own LID, with no table to look up.
+  std::uint16_t uniform_dlid_first = 0;
+  std::uint16_t uniform_dlid_last = 0;
   std::uint8_t sl = 0;
   std::uint8_t vl = 0; ///< VL on the source's own link (the endpoint's SL2VL is the identity)
   std::uint32_t payload_bytes = 4096;
@@ -230,6 +234,15 @@ private:
     }
   }
 
+  std::uint16_t pick_dlid(const Flow& flow) {
+    if (flow.dlids.empty()) {
+      const std::uint32_t others = flow.uniform_dlid_last - flow.uniform_dlid_first; // the range minus our LID
+      auto dlid = static_cast<std::uint16_t>(flow.uniform_dlid_first + rng_.uniform_below(others));
+      return dlid >= lid_ ? static_cast<std::uint16_t>(dlid + 1) : dlid;
+    }
+    return flow.dlids.size() == 1 ? flow.dlids[0] : flow.dlids[rng_.uniform_below(flow.dlids.size())];
+  }
+
   static std::uint32_t wire_bytes(const Flow& flow) {
     return link::wire_bytes(link::Transport::rc, flow.opcode, flow.payload_bytes, false);
   }
@@ -239,7 +252,7 @@ private:
     link::Packet& packet = pool_[handle];
     packet.injected_at = sim.now();
     packet.slid = lid_;
-    packet.dlid = f.flow.dlids.size() == 1 ? f.flow.dlids[0] : f.flow.dlids[rng_.uniform_below(f.flow.dlids.size())];
+    packet.dlid = pick_dlid(f.flow);
     packet.sl = f.flow.sl;
     packet.opcode = f.flow.opcode;
     packet.payload_bytes = f.flow.payload_bytes;
@@ -254,7 +267,7 @@ private:
   }
 
   /// Sequence numbers per (DLID, SL), so that the sink can check order per (SLID, SL).
-  std::uint32_t next_seq(std::uint16_t dlid, std::uint8_t sl) { return seq_by_destination_.at(dlid, sl)++; }
+  std::uint16_t next_seq(std::uint16_t dlid, std::uint8_t sl) { return seq_by_destination_.at(dlid, sl)++; }
 
   void consume(sim::Simulator& sim, link::PacketHandle handle) {
     const link::Packet& packet = pool_[handle];
@@ -263,7 +276,7 @@ private:
           "misdelivered-packet", sim.component_name(component_id_),
           "packet for DLID " + std::to_string(packet.dlid) + " arrived at LID " + std::to_string(lid_), "");
     }
-    std::uint32_t& expected_seq = expected_seq_.at(packet.slid, packet.sl);
+    std::uint16_t& expected_seq = expected_seq_.at(packet.slid, packet.sl);
     if (packet.flow_seq != expected_seq) {
       throw sim::InvariantViolation("in-order-delivery", sim.component_name(component_id_),
                                     "from SLID " + std::to_string(packet.slid) + " SL " + std::to_string(packet.sl) +
@@ -303,8 +316,10 @@ private:
   bool sending_ = false;
   sim::Time wake_pending_at_ = sim::Time::max();
   std::uint32_t wake_generation_ = 0;
-  LidSlTable<std::uint32_t> seq_by_destination_;
-  LidSlTable<std::uint32_t> expected_seq_;
+  // 16-bit sequence numbers: a reordering would have to span 65,536 packets to go unseen, and half the bytes keep
+  // these per-destination tables (randomly accessed under uniform traffic) closer in cache.
+  LidSlTable<std::uint16_t> seq_by_destination_;
+  LidSlTable<std::uint16_t> expected_seq_;
   LidSlTable<SourceStats> stats_;
   bool keep_source_stats_ = true;
   std::uint64_t packets_sent_ = 0;
