@@ -30,6 +30,17 @@ struct Flow {
   sim::Time gap; ///< least time between the starts of two packets; zero = back to back
 };
 
+/// `packets` RDMA WRITE ONLY packets of `payload` bytes to `dlid`, back to back, on SL = VL = `sl`.
+inline Flow write_flow(std::uint16_t dlid, std::uint64_t packets, std::uint32_t payload = 4096, std::uint8_t sl = 0) {
+  Flow f;
+  f.dlids = {dlid};
+  f.payload_bytes = payload;
+  f.packets = packets;
+  f.vl = sl;
+  f.sl = sl;
+  return f;
+}
+
 /// What a sink saw from one source (SLID, SL).
 struct SourceStats {
   std::uint64_t packets = 0;

@@ -72,6 +72,16 @@ public:
     return endpoints.back();
   }
 
+  /// One switch "s1" with `hosts` endpoints h1..hN (LID k on port k) over 2 m EDR cables, routed.
+  sw::Switch& add_star(std::uint16_t hosts, const sw::Params& params = test_switch_params()) {
+    sw::Switch& s = add_switch("s1", params);
+    for (std::uint16_t lid = 1; lid <= hosts; ++lid) {
+      connect(add_endpoint(numbered("h", lid), lid).port(), s.port(static_cast<std::uint8_t>(lid)), edr_link(2));
+    }
+    route_shortest_paths();
+    return s;
+  }
+
   void connect(link::Port& a, link::Port& b, const link::LinkConfig& config) {
     link::connect(a, b, config);
     links.emplace_back(&a, &b);

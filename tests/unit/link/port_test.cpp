@@ -14,6 +14,7 @@
 using namespace ib;
 using ib::testing::Flow;
 using ib::testing::PacketEndpoint;
+using ib::testing::write_flow;
 
 namespace {
 
@@ -119,16 +120,6 @@ struct HoldingLink {
   std::vector<link::PacketHandle> held;
   bool started = false;
 };
-
-Flow write_flow(std::uint16_t dlid, std::uint64_t packets, std::uint32_t payload = 4096, std::uint8_t vl = 0) {
-  Flow f;
-  f.dlids = {dlid};
-  f.payload_bytes = payload;
-  f.packets = packets;
-  f.vl = vl;
-  f.sl = vl;
-  return f;
-}
 
 } // namespace
 

@@ -14,30 +14,14 @@
 using namespace ib;
 using ib::testing::Flow;
 using ib::testing::TestFabric;
-
-namespace {
-
-Flow write_flow(std::uint16_t dlid, std::uint64_t packets, std::uint32_t payload = 4096, std::uint8_t sl = 0) {
-  Flow f;
-  f.dlids = {dlid};
-  f.payload_bytes = payload;
-  f.packets = packets;
-  f.vl = sl;
-  f.sl = sl;
-  return f;
-}
-
-} // namespace
+using ib::testing::write_flow;
 
 TEST_CASE("sw::Switch: one packet through one cut-through switch takes link + latency + link, exactly",
           "[switch][quick]") {
   TestFabric net;
-  sw::Switch& s = net.add_switch("s1");
-  testing::PacketEndpoint& a = net.add_endpoint("h1", 1);
-  testing::PacketEndpoint& b = net.add_endpoint("h2", 2);
-  net.connect(a.port(), s.port(1), testing::edr_link(2));
-  net.connect(b.port(), s.port(2), testing::edr_link(2));
-  net.route_shortest_paths();
+  net.add_star(2);
+  testing::PacketEndpoint& a = net.endpoints[0];
+  testing::PacketEndpoint& b = net.endpoints[1];
   a.add_flow(write_flow(2, 1));
   net.start();
   net.drain();
@@ -150,12 +134,8 @@ TEST_CASE("sw::Switch: a cut-through input holds a packet's 65 credits from its 
   // First bit in at 10 ns, the switch hears of it 100 ns later (port-to-port latency) and takes its 65 blocks
   // (E3: ceil(4138 / 64)); it sends from 110 ns to 441.04 ns and frees the blocks then.
   TestFabric net;
-  sw::Switch& s = net.add_switch("s1");
-  testing::PacketEndpoint& a = net.add_endpoint("h1", 1);
-  testing::PacketEndpoint& b = net.add_endpoint("h2", 2);
-  net.connect(a.port(), s.port(1), testing::edr_link(2));
-  net.connect(b.port(), s.port(2), testing::edr_link(2));
-  net.route_shortest_paths();
+  sw::Switch& s = net.add_star(2);
+  testing::PacketEndpoint& a = net.endpoints[0];
   a.add_flow(write_flow(2, 1));
   net.start();
   net.run(sim::Time::from_ns(109));
@@ -178,14 +158,10 @@ TEST_CASE("sw::Switch: two saturating inputs share one output evenly at its full
   // switch's own FC refresh packets (0.48 ns per 2 us). Measured over 200 us after 20 us of warm-up (about 600
   // packets, so one packet more or less is 0.2 %).
   TestFabric net;
-  sw::Switch& s = net.add_switch("s1");
-  testing::PacketEndpoint& h1 = net.add_endpoint("h1", 1);
-  testing::PacketEndpoint& h2 = net.add_endpoint("h2", 2);
-  testing::PacketEndpoint& h3 = net.add_endpoint("h3", 3);
-  net.connect(h1.port(), s.port(1), testing::edr_link(2));
-  net.connect(h2.port(), s.port(2), testing::edr_link(2));
-  net.connect(h3.port(), s.port(3), testing::edr_link(2));
-  net.route_shortest_paths();
+  net.add_star(3);
+  testing::PacketEndpoint& h1 = net.endpoints[0];
+  testing::PacketEndpoint& h2 = net.endpoints[1];
+  testing::PacketEndpoint& h3 = net.endpoints[2];
   // 1000 packets each keep both sources saturated past the window (they need about 660 us).
   h1.add_flow(write_flow(3, 1000));
   h2.add_flow(write_flow(3, 1000));
@@ -305,12 +281,9 @@ TEST_CASE("sw::Switch: a hot spot blocks a victim that shares its VL and not one
 
 TEST_CASE("sw::Switch: a packet with no route is an unroutable-packet invariant violation", "[switch][quick]") {
   TestFabric net;
-  sw::Switch& s = net.add_switch("s1");
-  testing::PacketEndpoint& h1 = net.add_endpoint("h1", 1);
-  testing::PacketEndpoint& h2 = net.add_endpoint("h2", 2);
-  net.connect(h1.port(), s.port(1), testing::edr_link(2));
-  net.connect(h2.port(), s.port(2), testing::edr_link(2));
-  net.route_shortest_paths();
+  sw::Switch& s = net.add_star(2);
+  testing::PacketEndpoint& h1 = net.endpoints[0];
+  testing::PacketEndpoint& h2 = net.endpoints[1];
   std::uint16_t dlid = 2;
   std::string why;
   SECTION("DLID beyond the LFT") {
@@ -390,14 +363,10 @@ TEST_CASE("sw::Switch: a finite 4 to 1 overload delivers every packet in order",
 
 TEST_CASE("sw::Switch: SL2VL is looked up per input and output port pair", "[switch][quick]") {
   TestFabric net;
-  sw::Switch& s = net.add_switch("s1");
-  testing::PacketEndpoint& a = net.add_endpoint("h1", 1);
-  testing::PacketEndpoint& b = net.add_endpoint("h2", 2);
-  testing::PacketEndpoint& sink = net.add_endpoint("h3", 3);
-  net.connect(a.port(), s.port(1), testing::edr_link(2));
-  net.connect(b.port(), s.port(2), testing::edr_link(2));
-  net.connect(sink.port(), s.port(3), testing::edr_link(2));
-  net.route_shortest_paths();
+  sw::Switch& s = net.add_star(3);
+  testing::PacketEndpoint& a = net.endpoints[0];
+  testing::PacketEndpoint& b = net.endpoints[1];
+  testing::PacketEndpoint& sink = net.endpoints[2];
   // The same SL 3 leaves on VL 2 when it came in on port 1 and on VL 5 when it came in on port 2.
   std::array<std::uint8_t, 16> from_port1{};
   std::array<std::uint8_t, 16> from_port2{};
