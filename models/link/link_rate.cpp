@@ -70,6 +70,40 @@ std::optional<Speed> parse_speed(std::string_view text) {
   return std::nullopt;
 }
 
+namespace {
+
+/// Splits `list` at commas and ORs in bit_of(item) for each; nullopt on an empty list, an unknown or a repeated item.
+template <class Set, class BitOf>
+std::optional<Set> parse_set(std::string_view list, BitOf bit_of) {
+  Set set = 0;
+  while (true) {
+    const std::size_t comma = list.find(',');
+    const std::optional<Set> bit = bit_of(list.substr(0, comma));
+    if (!bit || (set & *bit) != 0)
+      return std::nullopt;
+    set = static_cast<Set>(set | *bit);
+    if (comma == std::string_view::npos)
+      return set;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+} // namespace
+
+std::optional<WidthSet> parse_width_set(std::string_view list) {
+  return parse_set<WidthSet>(list, [](std::string_view item) -> std::optional<WidthSet> {
+    const std::optional<Width> w = parse_width(item);
+    return w ? std::optional<WidthSet>(width_bit(*w)) : std::nullopt;
+  });
+}
+
+std::optional<SpeedSet> parse_speed_set(std::string_view list) {
+  return parse_set<SpeedSet>(list, [](std::string_view item) -> std::optional<SpeedSet> {
+    const std::optional<Speed> s = parse_speed(item);
+    return s ? std::optional<SpeedSet>(speed_bit(*s)) : std::nullopt;
+  });
+}
+
 std::string_view to_string(Width width) {
   return width_table[static_cast<std::size_t>(width)].name;
 }

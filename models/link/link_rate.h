@@ -30,6 +30,20 @@ sim::Rate data_rate(Width width, Speed speed);
 std::optional<Width> parse_width(std::string_view text);
 /// "SDR", "DDR", "QDR", "FDR10", "FDR", "EDR", "HDR", "NDR"; nullopt otherwise.
 std::optional<Speed> parse_speed(std::string_view text);
+/// Sets of widths and speeds a port supports: bit (1 << enum value).
+using WidthSet = std::uint8_t;
+using SpeedSet = std::uint16_t;
+constexpr WidthSet width_bit(Width w) {
+  return static_cast<WidthSet>(1u << static_cast<unsigned>(w));
+}
+constexpr SpeedSet speed_bit(Speed s) {
+  return static_cast<SpeedSet>(1u << static_cast<unsigned>(s));
+}
+/// A comma-separated list as profiles write it ("1x,4x", "SDR,QDR,FDR,EDR"); nullopt when empty, when an item is
+/// not a width (speed) or appears twice.
+std::optional<WidthSet> parse_width_set(std::string_view list);
+std::optional<SpeedSet> parse_speed_set(std::string_view list);
+
 std::string_view to_string(Width width);
 std::string_view to_string(Speed speed);
 

@@ -24,6 +24,10 @@ const sim::ParamTable<Params>& param_table() {
   static const sim::ParamTable<Params> table(
       "switch", {
                     {"port_count", &Params::port_count, "count", "external ports, numbered 1..port_count", 1, 254},
+                    {"link_widths", &Params::link_widths, "text",
+                     "link widths the ports support, comma-separated: 1x, 2x, 4x, 8x, 12x", 0, 0},
+                    {"link_speeds", &Params::link_speeds, "text",
+                     "link speeds the ports support, comma-separated: SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR", 0, 0},
                     {"port_to_port_latency_ns", &Params::port_to_port_latency, "ns",
                      "first bit in to first bit out, unloaded, cut-through", 0, 1e6},
                     {"cut_through", &Params::cut_through, "bool",
@@ -40,6 +44,13 @@ const sim::ParamTable<Params>& param_table() {
 }
 
 std::string validate(const Params& params) {
+  if (!link::parse_width_set(params.link_widths))
+    return "link_widths: expected a comma-separated list of distinct widths (1x, 2x, 4x, 8x, 12x), got \"" +
+           params.link_widths + "\"";
+  if (!link::parse_speed_set(params.link_speeds))
+    return "link_speeds: expected a comma-separated list of distinct speeds (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, "
+           "NDR), got \"" +
+           params.link_speeds + "\"";
   if (params.vl_cap != 1 && params.vl_cap != 2 && params.vl_cap != 4 && params.vl_cap != 8 && params.vl_cap != 15) {
     return "vl_cap: expected 1, 2, 4, 8 or 15, got " + std::to_string(params.vl_cap);
   }

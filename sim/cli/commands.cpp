@@ -12,6 +12,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "models/hca/params.h"
 #include "models/link/link.h"
 #include "models/phold/phold.h"
 #include "models/switch/switch.h"
@@ -366,6 +367,7 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
     out << "models with parameters:\n"
            "  phold   synthetic PHOLD workload of the kernel\n"
            "  switch  IB switch: ports, latency, buffers, VLs (models/switch)\n"
+           "  hca     HCA: IB ports, link widths and speeds, VLs, buffers (models/hca)\n"
            "  cable   IB cable: propagation delay per metre (models/link)\n"
         << "hardware profiles (--profile NAME): " << joined(profile_names()) << "\n";
     return sim::exit_ok;
@@ -375,6 +377,8 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
     return show_params<phold::Params>(phold::param_table(), parsed.values, out, nullptr);
   if (model == "switch")
     return show_params(ib::sw::param_table(), parsed.values, out, &ib::sw::validate);
+  if (model == "hca")
+    return show_params(ib::hca::param_table(), parsed.values, out, &ib::hca::validate);
   if (model == "cable")
     return show_params<ib::link::CableParams>(ib::link::param_table(), parsed.values, out, nullptr);
   throw UsageError{"unknown model '" + model + "'; 'ibnetsim params' lists them"};

@@ -31,6 +31,8 @@ inline constexpr sim::ComponentType endpoint_type = 2;
 inline sw::Params test_switch_params() {
   sw::Params p{};
   p.port_count = 8;
+  p.link_widths = "1x,4x";
+  p.link_speeds = "SDR,DDR,QDR,FDR10,FDR,EDR,HDR,NDR";
   p.port_to_port_latency = sim::Time::from_ns(100);
   p.cut_through = true;
   p.input_buffer_bytes_per_port = 8 * 512 * 64;

@@ -51,3 +51,16 @@ TEST_CASE("ib::link::parse_width and parse_speed read ibnetdiscover's names and 
     CHECK_FALSE(ib::link::parse_speed("").has_value());
   }
 }
+
+TEST_CASE("ib::link::parse_width_set and parse_speed_set read profile lists strictly", "[link][quick]") {
+  using namespace ib::link;
+  REQUIRE(parse_width_set("1x,4x") == (width_bit(Width::x1) | width_bit(Width::x4)));
+  REQUIRE(parse_speed_set("SDR,QDR,FDR,EDR") ==
+          (speed_bit(Speed::sdr) | speed_bit(Speed::qdr) | speed_bit(Speed::fdr) | speed_bit(Speed::edr)));
+  REQUIRE(parse_speed_set("HDR") == speed_bit(Speed::hdr));
+  REQUIRE_FALSE(parse_width_set(""));
+  REQUIRE_FALSE(parse_width_set("4x,"));
+  REQUIRE_FALSE(parse_width_set("4x,4x"));
+  REQUIRE_FALSE(parse_width_set("4x, 1x"));
+  REQUIRE_FALSE(parse_speed_set("EDR,XDR"));
+}

@@ -18,44 +18,15 @@
 #include "sim/errors.h"
 #include "sim/json_reader.h"
 #include "sim/profile.h"
+#include "tests/support/profile_files.h"
 
 namespace {
 
 using nlohmann::json;
 namespace sw = ib::sw;
-
-/// Every profile file shipped, sorted by name.
-std::vector<std::filesystem::path> profile_files() {
-  std::vector<std::filesystem::path> files;
-  for (const auto& entry : std::filesystem::directory_iterator(sim::profile_directory())) {
-    if (entry.path().extension() == ".json") {
-      files.push_back(entry.path());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
-
-/// The profiles of `model`, by name.
-std::set<std::string> profiles_of(const std::string& model) {
-  std::set<std::string> names;
-  for (const auto& path : profile_files()) {
-    const sim::Profile p = sim::load_profile(path.string());
-    if (p.model == model) {
-      names.insert(p.name);
-    }
-  }
-  return names;
-}
-
-template <class P>
-void check_sources(const sim::ParamTable<P>& table, const sim::Profile& profile) {
-  for (const auto& field : table.fields()) {
-    const auto source = profile.sources.find(std::string(field.key));
-    REQUIRE(source != profile.sources.end());
-    CHECK_FALSE(source->second.empty());
-  }
-}
+using testing::check_sources;
+using testing::profile_files;
+using testing::profiles_of;
 
 /// "port_count, port_to_port_latency_ns, ...": the table's keys as finish() lists them.
 template <class P>
@@ -76,7 +47,7 @@ TEST_CASE("sim::Profile: every shipped profile names its file and a model with a
     INFO(path.string());
     const sim::Profile p = sim::load_profile(path.string());
     CHECK(p.name == path.stem().string());
-    CHECK((p.model == "switch" || p.model == "cable"));
+    CHECK((p.model == "switch" || p.model == "hca" || p.model == "cable"));
     CHECK(sim::profile_path(p.name) == path.string());
   }
   CHECK(profiles_of("switch") == std::set<std::string>{"quantum-hdr", "switch-ib2-edr", "switchx2-fdr"});
@@ -121,28 +92,8 @@ TEST_CASE("sim::Profile: every cable profile reads through the cable table with 
 }
 
 TEST_CASE("sim::Profile: the profile schema lists exactly the switch and cable keys", "[switch][quick]") {
-  const json schema =
-      sim::load_json_file(std::string(IBNETSIM_SOURCE_DIR) + "/topologies/schema/profile.schema.json").root;
-  const auto schema_keys = [&](const std::string& model) {
-    for (const json& rule : schema.at("allOf")) {
-      if (rule.at("if").at("properties").at("model").at("const") == model) {
-        const json& parameters = rule.at("then").at("properties").at("parameters");
-        CHECK(parameters.at("required") == parameters.at("propertyNames").at("enum"));
-        return parameters.at("required").get<std::vector<std::string>>();
-      }
-    }
-    FAIL("no schema rule for model " << model);
-    return std::vector<std::string>{};
-  };
-  const auto table_keys = [](const auto& table) {
-    std::vector<std::string> keys;
-    for (const auto& field : table.fields()) {
-      keys.emplace_back(field.key);
-    }
-    return keys;
-  };
-  CHECK(schema_keys("switch") == table_keys(sw::param_table()));
-  CHECK(schema_keys("cable") == table_keys(ib::link::param_table()));
+  CHECK(testing::schema_keys("switch") == testing::table_keys(sw::param_table()));
+  CHECK(testing::schema_keys("cable") == testing::table_keys(ib::link::param_table()));
 }
 
 TEST_CASE("sim::Profile: rejected switch profile inputs name the file and the pointer", "[switch][quick]") {
