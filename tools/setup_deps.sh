@@ -2,7 +2,9 @@
 # Installs ibnetsim's build and test dependencies on Debian 12 when any is missing. Needs root (or sudo) and apt.
 set -euo pipefail
 
-packages=(g++ cmake make pkg-config libsimgrid-dev libboost-program-options-dev nlohmann-json3-dev catch2 python3)
+# opensm, ibsim-utils and infiniband-diags run the real OpenSM on a simulated fabric for the cross-check tests.
+packages=(g++ cmake make pkg-config libsimgrid-dev libboost-program-options-dev nlohmann-json3-dev catch2 python3
+          opensm ibsim-utils infiniband-diags)
 
 missing=()
 for package in "${packages[@]}"; do

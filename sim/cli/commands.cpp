@@ -17,6 +17,7 @@
 #include "models/phold/phold.h"
 #include "models/switch/switch.h"
 #include "sim/cli/scenario.h"
+#include "sim/cli/topo_commands.h"
 #include "sim/errors.h"
 #include "sim/profile.h"
 #include "sim/report.h"
@@ -37,6 +38,7 @@ commands:
   validate SCENARIO  check a scenario file (and overrides) without running it
   params [MODEL]     list the models, or one model's parameters with units and ranges;
                      with --profile NAME, a hardware profile's values, units and sources
+  topo SUBCOMMAND    generate, import, export and summarise topologies ('ibnetsim topo --help')
 
 'ibnetsim COMMAND --help' describes a command's options.
 exit codes: 0 success, 2 bad input or options, 3 a model invariant was violated, 1 internal error.
@@ -409,6 +411,8 @@ int run_command_line(int argc, const char* const* argv, std::ostream& out, std::
       return command_validate(args, out);
     if (command == "params")
       return command_params(args, out);
+    if (command == "topo")
+      return command_topo(args, out, err);
     throw UsageError{"unknown command '" + command + "'"};
   } catch (const UsageError& e) {
     err << "ibnetsim" << (command.empty() || command[0] == '-' ? "" : " " + command) << ": " << e.message << "\n"

@@ -13,16 +13,10 @@
 #include "models/link/link.h"
 #include "models/switch/switch.h"
 #include "sim/simulator.h"
+#include "tests/support/names.h"
 #include "tests/support/packet_endpoint.h"
 
 namespace ib::testing {
-
-/// "h7" from ("h", 7). Appends, because GCC 12 warns falsely (-Wrestrict, bug 105329) on "h" + std::string.
-inline std::string numbered(const char* prefix, std::uint64_t n) {
-  std::string name = prefix;
-  name += std::to_string(n);
-  return name;
-}
 
 inline constexpr sim::ComponentType switch_type = 1;
 inline constexpr sim::ComponentType endpoint_type = 2;

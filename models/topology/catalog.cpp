@@ -1,0 +1,144 @@
+#include "models/topology/catalog.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "models/hca/params.h"
+#include "models/link/cable.h"
+#include "models/switch/switch.h"
+#include "sim/errors.h"
+#include "sim/profile.h"
+
+namespace ib::topo {
+
+namespace {
+
+/// Raises a model's validate() result ("key: expected ..., got ...") against the profile file, as
+/// `ibnetsim params MODEL --profile` does.
+void check_rule(const sim::Profile& profile, const std::string& problem) {
+  if (problem.empty()) {
+    return;
+  }
+  constexpr std::string_view expected_text = ": expected ";
+  constexpr std::string_view got_text = ", got ";
+  const std::size_t expected_at = problem.find(expected_text);
+  const std::size_t got_at = problem.rfind(got_text);
+  if (expected_at != std::string::npos && got_at != std::string::npos && got_at > expected_at) {
+    sim::reject_parameter(
+        profile, {}, problem.substr(0, expected_at),
+        problem.substr(expected_at + expected_text.size(), got_at - expected_at - expected_text.size()),
+        problem.substr(got_at + got_text.size()));
+  }
+  throw sim::InputError(profile.file, "/parameters", "parameters the " + profile.model + " model accepts", problem);
+}
+
+/// The capabilities of a node profile whose Params carry port_count, link_widths and link_speeds.
+template <class P>
+NodeCapabilities node_capabilities(const sim::Profile& profile, const sim::ParamTable<P>& table,
+                                   std::string (*validate)(const P&)) {
+  const P params = sim::read_profile(table, profile);
+  check_rule(profile, validate(params));
+  // validate() has checked both lists parse.
+  return NodeCapabilities{params.port_count, *link::parse_width_set(params.link_widths),
+                          *link::parse_speed_set(params.link_speeds)};
+}
+
+std::string_view model_of(NodeKind kind) {
+  return kind == NodeKind::switch_node ? "switch" : "hca";
+}
+
+} // namespace
+
+bool Catalog::is_cable(const std::string& /*name*/) {
+  return true;
+}
+
+std::string Catalog::describe(const std::string& /*profile*/) {
+  return "";
+}
+
+std::vector<std::string> Catalog::profile_names(std::string_view /*model*/) {
+  return {};
+}
+
+const ProfileCatalog::Entry& ProfileCatalog::entry(const std::string& name) {
+  const auto found = entries_.find(name);
+  if (found != entries_.end()) {
+    return found->second;
+  }
+  Entry e;
+  const std::string path = sim::profile_path(name);
+  std::error_code error;
+  if (!name.empty() && std::filesystem::is_regular_file(path, error)) {
+    const sim::Profile profile = sim::load_profile(path);
+    e.model = profile.model;
+    if (profile.model == "switch") {
+      e.capabilities = node_capabilities(profile, sw::param_table(), &sw::validate);
+    } else if (profile.model == "hca") {
+      e.capabilities = node_capabilities(profile, hca::param_table(), &hca::validate);
+    } else if (profile.model == "cable") {
+      (void)sim::read_profile(link::param_table(), profile);
+    }
+  }
+  return entries_.emplace(name, std::move(e)).first->second;
+}
+
+std::optional<NodeCapabilities> ProfileCatalog::capabilities(NodeKind kind, const std::string& profile) {
+  const Entry& e = entry(profile);
+  if (e.model != model_of(kind)) {
+    return std::nullopt;
+  }
+  return e.capabilities;
+}
+
+bool ProfileCatalog::is_cable(const std::string& name) {
+  return entry(name).model == "cable";
+}
+
+std::string ProfileCatalog::describe(const std::string& profile) {
+  const Entry& e = entry(profile);
+  if (e.model.empty()) {
+    return "";
+  }
+  return (e.model == "hca" ? "an " : "a ") + e.model + " profile";
+}
+
+std::vector<std::string> ProfileCatalog::profile_names(std::string_view model) {
+  std::vector<std::string> names;
+  std::error_code error;
+  for (const auto& file : std::filesystem::directory_iterator(sim::profile_directory(), error)) {
+    if (file.path().extension() != ".json") {
+      continue;
+    }
+    const std::string name = file.path().stem().string();
+    if (entry(name).model == model) {
+      names.push_back(name);
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string describe_widths(link::WidthSet widths) {
+  std::string text;
+  for (const link::Width w : {link::Width::x1, link::Width::x2, link::Width::x4, link::Width::x8, link::Width::x12}) {
+    if (widths & link::width_bit(w)) {
+      text += (text.empty() ? "" : ", ") + std::string(link::to_string(w));
+    }
+  }
+  return text.empty() ? "none" : text;
+}
+
+std::string describe_speeds(link::SpeedSet speeds) {
+  std::string text;
+  for (unsigned s = 0; s <= static_cast<unsigned>(link::Speed::ndr); ++s) {
+    const auto speed = static_cast<link::Speed>(s);
+    if (speeds & link::speed_bit(speed)) {
+      text += (text.empty() ? "" : ", ") + std::string(link::to_string(speed));
+    }
+  }
+  return text.empty() ? "none" : text;
+}
+
+} // namespace ib::topo

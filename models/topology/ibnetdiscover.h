@@ -1,0 +1,64 @@
+// The fabric formats of the real tools: `ibnetdiscover` output (infiniband-diags), which users get from their
+// clusters, and ibsim's net files (ibsim-utils), which serve a fabric to the real OpenSM. ibsim reads a dialect
+// of ibnetdiscover output, so one parser reads both: Switch/Ca/Hca blocks, their port lines, and the
+// switchguid=/caguid=/sysimgguid= lines that set GUIDs (ibsim's rule: each sets the next node's GUID, and later
+// nodes of that kind count up from it). Names come from the node descriptions, widths and speeds from the port
+// lines ("4xEDR"), profiles from options or the fastest link speed, cables from options.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/topology/catalog.h"
+#include "models/topology/topology.h"
+#include "sim/errors.h"
+
+namespace ib::topo {
+
+/// A bad line of a text format: prints as "FILE:LINE: expected ..., got ..." (exit 2, as any InputError).
+class LineError : public sim::InputError {
+public:
+  LineError(std::string file, unsigned line, std::string expected, std::string got);
+  unsigned line() const { return line_; }
+  const char* what() const noexcept override { return message_.c_str(); }
+
+private:
+  unsigned line_;
+  std::string message_;
+};
+
+struct ImportOptions {
+  std::optional<std::string> switch_profile; ///< absent: inferred per switch from its fastest link speed
+  std::optional<std::string> hca_profile;    ///< absent: inferred per HCA likewise
+  double length_m;                           ///< every link's cable length
+  std::string cable;                         ///< every link's cable profile
+  std::string name;                          ///< the topology's name
+};
+
+struct ImportResult {
+  Topology topology;
+  /// What was inferred (profiles), one line each, for stderr.
+  std::vector<std::string> notes;
+};
+
+/// The profiles inferred for a link speed: FDR10 and FDR (and slower) → switchx2-fdr / connectx3-fdr, EDR →
+/// switch-ib2-edr / connectx4-edr, HDR → quantum-hdr / connectx6-hdr; nullopt for NDR (no shipped profile).
+std::optional<std::string> inferred_profile(NodeKind kind, link::Speed fastest);
+
+/// Reads ibnetdiscover output (or an ibsim net file) from `text`, labelled `file` in errors. Syntax errors are
+/// LineErrors; so are the topology loader's checks (profiles, port counts, speeds, connectivity), located at the
+/// node's or port's line.
+ImportResult import_ibnetdiscover(std::string_view text, const std::string& file, const ImportOptions& options,
+                                  Catalog& catalog);
+
+/// The topology as ibnetdiscover prints it (switches, then CAs; node ids "S-<guid>"/"H-<guid>", descriptions =
+/// node names, LIDs 0): import_ibnetdiscover() gives the same graph back.
+std::string export_ibnetdiscover(const Topology& topology);
+/// The topology as an ibsim net file: node ids = names, a switchguid=/caguid= line before each node sets its GUID
+/// (ibsim then gives switch port 0 the node GUID and HCA port p the node GUID + p), and each port line carries its
+/// width and speed ("lid 0 4xEDR"), which ibsim enables on that port.
+std::string export_ibsim_net(const Topology& topology);
+
+} // namespace ib::topo

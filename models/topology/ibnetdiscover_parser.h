@@ -1,0 +1,64 @@
+// Internal to models/topology: the line parser of ibnetdiscover output and ibsim net files (see
+// ibnetdiscover_import.cpp for the formats). It turns the text into node blocks with their port lines, GUIDs and
+// link types, and raises LineError for lines it cannot read; the links are matched up by the importer.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/link/link_rate.h"
+#include "models/topology/ibnetdiscover.h"
+
+namespace ib::topo::ibnetdiscover_detail {
+
+/// One "[port] ... \"remote\"[port] ..." line.
+struct PortLine {
+  unsigned line;
+  unsigned port;
+  std::string remote_id;
+  unsigned remote_port;
+  std::optional<std::uint64_t> guid; ///< the local port's GUID, "(...)" after a CA's "[p]"
+  std::optional<link::Width> width;
+  std::optional<link::Speed> speed;
+};
+
+/// One Switch or Ca/Hca block.
+struct Block {
+  unsigned line;
+  NodeKind kind;
+  unsigned ports;
+  std::string id;
+  std::string description;
+  std::uint64_t guid;
+  std::uint64_t system_image_guid;
+  std::optional<std::uint64_t> port0_guid;
+  std::vector<PortLine> port_lines;
+};
+
+/// ibsim's link defaults (sim.h DEFAULT_LINKWIDTH 4x, DEFAULT_LINKSPEED SDR, no extended speed) and the net
+/// file's width=/speed=/extspeed= lines, as enable masks (IBA PortInfo encodings).
+struct NetDefaults {
+  unsigned width_mask = 2;
+  unsigned speed_mask = 1;
+  unsigned extspeed_mask = 0;
+
+  link::Width width() const; ///< the widest enabled
+  link::Speed speed() const; ///< the fastest enabled, extended speeds first
+};
+
+/// The blocks of a file, in file order, and its net-wide link defaults.
+struct ParsedNet {
+  std::vector<Block> blocks;
+  NetDefaults net;
+};
+
+/// Parses `text`, labelled `file` in LineErrors.
+ParsedNet parse(std::string_view text, const std::string& file);
+
+/// `s` as a JSON string literal, for messages.
+std::string json_quoted(std::string_view s);
+
+} // namespace ib::topo::ibnetdiscover_detail
