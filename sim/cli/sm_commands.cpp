@@ -26,6 +26,7 @@ namespace sm = ib::sm;
 
 struct SmUsageError {
   std::string message;
+  bool show_usage = true; ///< false for the SM's refusals, which are about the fabric, not the options
 };
 
 po::options_description sm_options(const char* title) {
@@ -35,8 +36,9 @@ po::options_description sm_options(const char* title) {
       "routing engine: minhop, updn, ftree, dor, lash, file (OpenSM's names and behaviour)")(
       "lmc", po::value<unsigned>()->default_value(0), "LIDs per HCA port: 2^LMC, LMC 0..7")(
       "lid-order", po::value<std::string>()->default_value("topology"),
-      "topology (node order) or opensm (the SM's port first, then by port GUID, as OpenSM on a fresh subnet)")(
-      "sm-port", po::value<std::string>(), "NODE/PORT the SM runs on (opensm order; default: lowest HCA port GUID)")(
+      "topology (node order) or opensm (the SM's port first, then OpenSM's GUID-table order, as OpenSM on a fresh "
+      "subnet)")("sm-port", po::value<std::string>(),
+                 "NODE/PORT the SM runs on (opensm order; default: the first HCA port in OpenSM's GUID order)")(
       "roots", po::value<std::string>(), "root switches for updn, comma-separated names (default: found as OpenSM)")(
       "vls", po::value<unsigned>(),
       "data VLs the engines may use (default: the smallest VLCap of the topology's switch profiles)")(
@@ -135,12 +137,14 @@ sm::Subnet run(const topo::Topology& t, const sm::SmOptions& options) {
   try {
     return sm::run_subnet_manager(t, options);
   } catch (const sm::SmError& e) {
-    throw SmUsageError{e.what()};
+    throw SmUsageError{e.what(), false};
   }
 }
 
 int usage_error(const char* sub, const po::options_description& options, const SmUsageError& e, std::ostream& err) {
-  err << "ibnetsim topo " << sub << ": " << e.message << "\n" << options;
+  err << "ibnetsim topo " << sub << ": " << e.message << "\n";
+  if (e.show_usage)
+    err << options;
   return sim::exit_input_error;
 }
 
