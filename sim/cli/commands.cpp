@@ -14,6 +14,7 @@
 
 #include "models/hca/params.h"
 #include "models/link/link.h"
+#include "models/pcie/params.h"
 #include "models/phold/phold.h"
 #include "models/switch/switch.h"
 #include "sim/cli/scenario.h"
@@ -367,10 +368,12 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
     if (parsed.values.count("profile") || parsed.values.count("set"))
       throw UsageError{"--profile and --set need a MODEL: ibnetsim params MODEL --profile NAME"};
     out << "models with parameters:\n"
-           "  phold   synthetic PHOLD workload of the kernel\n"
-           "  switch  IB switch: ports, latency, buffers, VLs (models/switch)\n"
-           "  hca     HCA: IB ports, link widths and speeds, VLs, buffers (models/hca)\n"
-           "  cable   IB cable: propagation delay per metre (models/link)\n"
+           "  phold      synthetic PHOLD workload of the kernel\n"
+           "  switch     IB switch: ports, latency, buffers, VLs (models/switch)\n"
+           "  hca        HCA: IB ports, link widths and speeds, VLs, buffers (models/hca)\n"
+           "  cable      IB cable: propagation delay per metre (models/link)\n"
+           "  pcie-link  PCIe link: generation, width, MPS/MRRS/RCB, DLLP rates, credits, tags (models/pcie)\n"
+           "  host       host: memory and root-complex latencies, MMIO sizes and cost (models/pcie)\n"
         << "hardware profiles (--profile NAME): " << joined(profile_names()) << "\n";
     return sim::exit_ok;
   }
@@ -383,6 +386,10 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
     return show_params(ib::hca::param_table(), parsed.values, out, &ib::hca::validate);
   if (model == "cable")
     return show_params<ib::link::CableParams>(ib::link::param_table(), parsed.values, out, nullptr);
+  if (model == "pcie-link")
+    return show_params(ib::pcie::link_param_table(), parsed.values, out, &ib::pcie::validate);
+  if (model == "host")
+    return show_params(ib::pcie::host_param_table(), parsed.values, out, &ib::pcie::validate);
   throw UsageError{"unknown model '" + model + "'; 'ibnetsim params' lists them"};
 }
 

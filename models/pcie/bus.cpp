@@ -1,0 +1,378 @@
+#include "models/pcie/bus.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "models/pcie/pcie_rate.h"
+
+namespace ib::pcie {
+
+namespace {
+
+constexpr int posted = 0;
+constexpr int non_posted = 1;
+constexpr int completion = 2;
+
+/// Data credits a TLP takes: its payload in 16-byte units; an MRd carries none (the data comes back as CplD).
+std::uint64_t data_credits_of(TlpKind kind, std::uint32_t payload_bytes) {
+  return kind == TlpKind::mrd ? 0 : data_credits(payload_bytes);
+}
+
+} // namespace
+
+BusConfig bus_config(const LinkParams& link, const HostParams& host, bool addresses_64bit) {
+  BusConfig c{};
+  const Generation generation = *parse_generation(link.generation);
+  const Width width = *parse_width(link.width);
+  c.data_rate = data_rate(generation, width);
+  c.propagation = link.one_way_latency;
+  c.max_payload_bytes = link.max_payload_bytes;
+  c.max_read_request_bytes = link.max_read_request_bytes;
+  c.read_completion_boundary_bytes = link.read_completion_boundary_bytes;
+  c.completion_split = *parse_completion_split(link.completions_split_at);
+  c.ecrc = link.ecrc;
+  c.addresses_64bit = addresses_64bit;
+  const auto advertised = [&](LinkEnd end) {
+    return CreditAdvertisement{
+        advertised_credits(link, end, CreditType::ph),   advertised_credits(link, end, CreditType::pd),
+        advertised_credits(link, end, CreditType::nph),  advertised_credits(link, end, CreditType::npd),
+        advertised_credits(link, end, CreditType::cplh), advertised_credits(link, end, CreditType::cpld)};
+  };
+  c.root_port = advertised(LinkEnd::root_port);
+  c.device = advertised(LinkEnd::device);
+  c.device_tags = link.device_tags;
+  // pcie-model (and so the reference TLP bandwidths) charges one DLLP per interval of that many bytes of the
+  // link; the spec's symbol times are per lane, which would make DLLPs 16 times rarer on x16.
+  c.ack_interval = sim::transfer_time(link.ack_interval_symbols, c.data_rate);
+  c.update_fc_interval = sim::transfer_time(link.update_fc_interval_symbols, c.data_rate);
+  c.memory_read_base = host.root_complex_latency + host.memory_read_latency;
+  c.memory_read_ps_per_byte = static_cast<std::uint32_t>(host.memory_read_ns_per_byte * 1000.0 + 0.5);
+  c.posted_accept_latency = host.root_complex_latency;
+  c.mmio_cpu_cost = host.mmio_write_cpu_cost;
+  return c;
+}
+
+Bus::Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, BusClient& client)
+    : config_(config), owner_(owner), first_kind_(first_kind), client_(client) {
+  lanes_[0].direction = Direction::upstream;
+  lanes_[1].direction = Direction::downstream;
+  const auto advertise = [](Credits& c, const CreditAdvertisement& a) {
+    const std::array<std::uint32_t, 3> headers{a.posted_headers, a.non_posted_headers, a.completion_headers};
+    const std::array<std::uint32_t, 3> data{a.posted_data, a.non_posted_data, a.completion_data};
+    for (int k = 0; k < 3; ++k) {
+      c.infinite_headers[k] = headers[k] == 0;
+      c.infinite_data[k] = data[k] == 0;
+      c.headers_limit[k] = c.initial_headers[k] = headers[k];
+      c.data_limit[k] = c.initial_data[k] = data[k];
+    }
+  };
+  advertise(lanes_[0].credits, config.root_port); // the device sends against the root port's buffers
+  advertise(lanes_[1].credits, config.device);    // the root complex sends against the device's
+}
+
+bool Bus::idle() const {
+  return outstanding_ == 0 && tlps_.live() == 0;
+}
+
+void Bus::dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
+  assert(size_bytes > 0);
+  const TransferHandle t = transfers_.acquire();
+  transfers_[t] = Transfer{Op::read, token, address, size_bytes};
+  ++outstanding_;
+  reads_waiting_.push_back(t);
+  issue_read_requests(sim);
+}
+
+void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
+  assert(size_bytes > 0);
+  const TransferHandle t = transfers_.acquire();
+  transfers_[t] = Transfer{Op::write, token, address, size_bytes};
+  ++outstanding_;
+  for_each_write_tlp(address, size_bytes, config_.max_payload_bytes, [&](std::uint64_t at, std::uint32_t bytes) {
+    const TlpHandle h = tlps_.acquire();
+    tlps_[h] = Tlp{
+        TlpKind::mwr, posted, 0, at, bytes, wire_bytes(TlpKind::mwr, bytes, config_.addresses_64bit, config_.ecrc), t};
+    queue(sim, Direction::upstream, h);
+  });
+  transfers_[t].requested = size_bytes;
+}
+
+void Bus::mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_t chunk_bytes, std::uint32_t token) {
+  assert(size_bytes > 0 && chunk_bytes > 0);
+  const TransferHandle t = transfers_.acquire();
+  transfers_[t] = Transfer{Op::mmio, token, 0, size_bytes};
+  transfers_[t].chunk = chunk_bytes;
+  ++outstanding_;
+  const std::uint32_t stores = (size_bytes + chunk_bytes - 1) / chunk_bytes;
+  sim.schedule_in(config_.mmio_cpu_cost * stores, owner_,
+                  static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::mmio_issue)), t.value);
+}
+
+void Bus::issue_read_requests(sim::Simulator& sim) {
+  while (!reads_waiting_.empty() && tags_in_use_ < config_.device_tags) {
+    const TransferHandle t = reads_waiting_.front();
+    Transfer& read = transfers_[t];
+    const std::uint64_t at = read.address + read.requested;
+    const std::uint32_t bytes =
+        tlp_detail::request_chunk(at, read.bytes - read.requested, config_.max_read_request_bytes);
+    const TlpHandle h = tlps_.acquire();
+    tlps_[h] = Tlp{
+        TlpKind::mrd, non_posted, 0, at, bytes, wire_bytes(TlpKind::mrd, 0, config_.addresses_64bit, config_.ecrc), t};
+    read.requested += bytes;
+    ++tags_in_use_;
+    if (read.requested == read.bytes)
+      reads_waiting_.pop_front();
+    queue(sim, Direction::upstream, h);
+  }
+}
+
+void Bus::queue(sim::Simulator& sim, Direction d, TlpHandle h) {
+  Tlp& tlp = tlps_[h];
+  tlp.age = next_age_++;
+  tlp.direction = d;
+  lane(d).queues[tlp.credit_class].push_back(h);
+  try_transmit(sim, d);
+}
+
+bool Bus::credits_cover(const Lane& l, const Tlp& tlp) const {
+  const int k = tlp.credit_class;
+  const Credits& c = l.credits;
+  const bool headers = c.infinite_headers[k] || c.headers_consumed[k] + 1 <= c.headers_limit[k];
+  const std::uint64_t data = data_credits_of(tlp.kind, tlp.payload_bytes);
+  const bool payload = data == 0 || c.infinite_data[k] || c.data_consumed[k] + data <= c.data_limit[k];
+  return headers && payload;
+}
+
+void Bus::try_transmit(sim::Simulator& sim, Direction d) {
+  Lane& l = lane(d);
+  if (l.transmitting)
+    return;
+  // The oldest head whose credits allow, except that nothing passes an older posted TLP.
+  const std::uint64_t oldest_posted =
+      l.queues[posted].empty() ? ~std::uint64_t{0} : tlps_[l.queues[posted].front()].age;
+  int pick = -1;
+  bool waiting = false;
+  for (int k = 0; k < 3; ++k) {
+    if (l.queues[k].empty())
+      continue;
+    waiting = true;
+    const Tlp& head = tlps_[l.queues[k].front()];
+    if (k != posted && head.age > oldest_posted)
+      continue;
+    if (!credits_cover(l, head))
+      continue;
+    if (pick < 0 || head.age < tlps_[l.queues[pick].front()].age)
+      pick = k;
+  }
+  if (pick < 0) {
+    if (waiting)
+      ++l.counters.credit_stalls;
+    return;
+  }
+  const TlpHandle h = l.queues[pick].front();
+  l.queues[pick].pop_front();
+  const Tlp& tlp = tlps_[h];
+  l.credits.headers_consumed[pick] += 1;
+  l.credits.data_consumed[pick] += data_credits_of(tlp.kind, tlp.payload_bytes);
+  const sim::Time start = std::max(sim.now(), l.busy_until);
+  const sim::Time wire = sim::transfer_time(tlp.wire_bytes, config_.data_rate);
+  l.busy_until = start + wire;
+  l.counters.busy += wire;
+  l.counters.tlps[static_cast<int>(tlp.kind)] += 1;
+  l.counters.tlp_bytes[static_cast<int>(tlp.kind)] += tlp.wire_bytes;
+  if (tlp.kind != TlpKind::mrd)
+    l.counters.payload_bytes += tlp.payload_bytes;
+  // The cadence DLLPs follow the TLP once an interval's worth of TLP time has gone out since the last ones.
+  if (config_.cadence_dllps) {
+    l.sent_since_ack += wire;
+    l.sent_since_update_fc += wire;
+  }
+  while (l.sent_since_ack >= config_.ack_interval) {
+    l.sent_since_ack -= config_.ack_interval;
+    send_dllp(sim, l);
+    ++l.counters.ack_dllps;
+  }
+  while (l.sent_since_update_fc >= config_.update_fc_interval) {
+    l.sent_since_update_fc -= config_.update_fc_interval;
+    send_dllp(sim, l);
+    ++l.counters.update_fc_dllps;
+  }
+  l.transmitting = true;
+  l.sending = h;
+  const auto kind = [&](Kind k) { return static_cast<std::uint8_t>(first_kind_ + static_cast<int>(k)); };
+  sim.schedule(l.busy_until, owner_, kind(Kind::transmit_done), static_cast<std::uint32_t>(d));
+  sim.schedule(l.busy_until + config_.propagation, owner_, kind(Kind::tlp_arrives), h.value);
+}
+
+sim::Time Bus::send_dllp(sim::Simulator& sim, Lane& l) {
+  const sim::Time start = std::max(sim.now(), l.busy_until);
+  const sim::Time wire = sim::transfer_time(dllp_bytes, config_.data_rate);
+  l.busy_until = start + wire;
+  l.counters.busy += wire;
+  return l.busy_until;
+}
+
+void Bus::transmitted(sim::Simulator& sim, Direction d) {
+  Lane& l = lane(d);
+  assert(l.transmitting);
+  l.transmitting = false;
+  const Tlp& tlp = tlps_[l.sending];
+  if (tlp.kind == TlpKind::mwr && d == Direction::upstream) {
+    Transfer& write = transfers_[tlp.transfer];
+    write.finished += tlp.payload_bytes;
+    if (write.finished == write.bytes) {
+      const std::uint32_t token = write.token;
+      transfers_.release(tlp.transfer);
+      --outstanding_;
+      client_.dma_write_done(sim, token);
+    }
+  }
+  try_transmit(sim, d);
+}
+
+void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {
+  Tlp& tlp = tlps_[h];
+  const auto kind = [&](Kind k) { return static_cast<std::uint8_t>(first_kind_ + static_cast<int>(k)); };
+  if (d == Direction::upstream) {
+    if (tlp.kind == TlpKind::mwr) {
+      sim.schedule_in(config_.posted_accept_latency, owner_, kind(Kind::posted_accepted), h.value);
+    } else {
+      free_credits(sim, d, tlp);
+      const sim::Time latency = config_.memory_read_base +
+                                sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
+      sim.schedule_in(latency, owner_, kind(Kind::memory_read_done), h.value);
+    }
+    return;
+  }
+  free_credits(sim, d, tlp);
+  Transfer& t = transfers_[tlp.transfer];
+  t.finished += tlp.payload_bytes;
+  if (tlp.kind == TlpKind::cpld && tlp.last_of_request) {
+    --tags_in_use_;
+    issue_read_requests(sim);
+  }
+  const TransferHandle th = tlp.transfer;
+  tlps_.release(h);
+  if (t.finished == t.bytes) {
+    const std::uint32_t token = t.token;
+    const Op op = t.op;
+    transfers_.release(th);
+    --outstanding_;
+    if (op == Op::read)
+      client_.dma_read_done(sim, token);
+    else
+      client_.mmio_arrived(sim, token);
+  }
+}
+
+void Bus::free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp) {
+  Lane& l = lane(d);
+  const int k = tlp.credit_class;
+  l.credits.headers_freed[k] += 1;
+  l.credits.data_freed[k] += data_credits_of(tlp.kind, tlp.payload_bytes);
+  if (l.update_fc_pending)
+    return;
+  if (l.last_update_fc == sim::Time::zero() || sim.now() - l.last_update_fc >= config_.update_fc_interval) {
+    return_credits(sim, d);
+    return;
+  }
+  l.update_fc_pending = true;
+  sim.schedule(l.last_update_fc + config_.update_fc_interval, owner_,
+               static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::update_fc_due)),
+               static_cast<std::uint32_t>(d));
+}
+
+void Bus::return_credits(sim::Simulator& sim, Direction d) {
+  Lane& l = lane(d);
+  l.update_fc_pending = false;
+  l.last_update_fc = sim.now();
+  // One UpdateFC DLLP per class with freed credits, on the other direction; they carry cumulative limits.
+  Lane& back = reverse(d);
+  CreditReturn r{};
+  sim::Time arrives = sim.now();
+  for (int k = 0; k < 3; ++k) {
+    r.headers[k] = l.credits.headers_freed[k];
+    r.data[k] = l.credits.data_freed[k];
+    if (r.headers[k] != l.credits.headers_returned[k] || r.data[k] != l.credits.data_returned[k]) {
+      arrives = send_dllp(sim, back) + config_.propagation;
+      back.sent_since_update_fc = sim::Time::zero();
+      ++back.counters.update_fc_dllps;
+    }
+    l.credits.headers_returned[k] = r.headers[k];
+    l.credits.data_returned[k] = r.data[k];
+  }
+  l.returns_in_flight.push_back(r);
+  sim.schedule(arrives, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::credits_arrive)),
+               static_cast<std::uint32_t>(d));
+}
+
+void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
+  switch (static_cast<Kind>(event.kind - first_kind_)) {
+  case Kind::transmit_done:
+    transmitted(sim, static_cast<Direction>(event.handle));
+    return;
+  case Kind::tlp_arrives:
+    tlp_arrived(sim, tlps_[TlpHandle{event.handle}].direction, TlpHandle{event.handle});
+    return;
+  case Kind::memory_read_done: {
+    const TlpHandle request{event.handle};
+    const Tlp mrd = tlps_[request];
+    tlps_.release(request);
+    std::uint32_t sent = 0;
+    for_each_completion(
+        mrd.address, mrd.payload_bytes, config_.max_payload_bytes, config_.read_completion_boundary_bytes,
+        config_.completion_split, [&](std::uint64_t at, std::uint32_t bytes) {
+          const TlpHandle h = tlps_.acquire();
+          sent += bytes;
+          tlps_[h] = Tlp{TlpKind::cpld, completion, 0, at, bytes, wire_bytes(TlpKind::cpld, bytes, false, config_.ecrc),
+                         mrd.transfer};
+          tlps_[h].last_of_request = sent == mrd.payload_bytes;
+          queue(sim, Direction::downstream, h);
+        });
+    return;
+  }
+  case Kind::posted_accepted: {
+    const TlpHandle h{event.handle};
+    free_credits(sim, Direction::upstream, tlps_[h]);
+    tlps_.release(h);
+    return;
+  }
+  case Kind::update_fc_due:
+    return_credits(sim, static_cast<Direction>(event.handle));
+    return;
+  case Kind::credits_arrive: {
+    const auto d = static_cast<Direction>(event.handle);
+    // The receiver's returns are the sender's new limits (cumulative), on top of its initial advertisement.
+    Lane& l = lane(d);
+    const CreditReturn r = l.returns_in_flight.front();
+    l.returns_in_flight.pop_front();
+    for (int k = 0; k < 3; ++k) {
+      l.credits.headers_limit[k] = std::max(l.credits.headers_limit[k], l.credits.initial_headers[k] + r.headers[k]);
+      l.credits.data_limit[k] = std::max(l.credits.data_limit[k], l.credits.initial_data[k] + r.data[k]);
+    }
+    try_transmit(sim, d);
+    return;
+  }
+  case Kind::mmio_issue: {
+    const TransferHandle t{event.handle};
+    const Transfer mmio = transfers_[t];
+    for (std::uint32_t offset = 0; offset < mmio.bytes; offset += mmio.chunk) {
+      const std::uint32_t bytes = std::min(mmio.chunk, mmio.bytes - offset);
+      const TlpHandle h = tlps_.acquire();
+      // The BAR is mapped like host buffers (64-bit on the platforms modelled: E5's 32-byte doorbell).
+      tlps_[h] = Tlp{TlpKind::mwr,
+                     posted,
+                     0,
+                     offset,
+                     bytes,
+                     wire_bytes(TlpKind::mwr, bytes, config_.addresses_64bit, config_.ecrc),
+                     t};
+      queue(sim, Direction::downstream, h);
+    }
+    return;
+  }
+  }
+  assert(false && "unknown PCIe bus event");
+}
+
+} // namespace ib::pcie

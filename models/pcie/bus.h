@@ -1,0 +1,207 @@
+// The PCIe connection between one host and one device (an HCA): both directions of the link, the root complex
+// with host memory behind it, and the device's DMA engine. Every transfer is a sequence of TLPs:
+//   - dma_write: posted MWr TLPs upstream, split at MPS and 4 KiB boundaries; the root complex takes each
+//     posted_accept_latency after it arrives and frees its credits.
+//   - dma_read: MRd TLPs upstream, split at MRRS and 4 KiB boundaries, each holding one of the device's tags until
+//     its last completion is back; the root complex answers each after host memory's read latency (base + per byte)
+//     with CplD TLPs downstream, split at RCB or MPS, in order.
+//   - mmio_write: the CPU's MMIO store (8-byte doorbell, or 64-byte write-combined chunks) as posted MWr TLPs
+//     downstream after the CPU-side cost.
+// Each direction serializes TLPs at the link's data rate with their real overheads. A TLP leaves only when the
+// receiver's credits of its class (posted, non-posted, completion; header and 16-byte data credits) cover it;
+// receivers return credits with UpdateFC DLLPs in the other direction, no later than the UpdateFC interval after
+// they free them. A direction also sends an Ack and an UpdateFC DLLP after every interval's worth of TLP wire
+// time, as pcie-bench's model charges them (intervals in symbol times counted as bytes of the link, as that model
+// does), so that the usable TLP bandwidth under load is the model's and a lone transfer pays none. Ordering: a TLP
+// never passes an older posted TLP of its direction; posted TLPs may pass non-posted ones and completions blocked on
+// credits (PCIe ordering rules). Left out: replay (no link errors), relaxed ordering and ID-based ordering, power
+// states, ATS/IOMMU, and host memory contention between devices.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "models/pcie/flow_control.h"
+#include "models/pcie/params.h"
+#include "models/pcie/tlp.h"
+#include "sim/event.h"
+#include "sim/pool.h"
+#include "sim/ring.h"
+#include "sim/simulator.h"
+#include "sim/time.h"
+
+namespace ib::pcie {
+
+enum class Direction : std::uint8_t { upstream, downstream }; ///< device to host, host to device
+
+/// Credits one receiver advertises, per class; 0 means infinite (PCIe's advertisement of 0).
+struct CreditAdvertisement {
+  std::uint32_t posted_headers, posted_data;
+  std::uint32_t non_posted_headers, non_posted_data;
+  std::uint32_t completion_headers, completion_data;
+};
+
+/// Everything the bus needs, resolved from the pcie-link and host profiles (models/pcie/params.h).
+struct BusConfig {
+  sim::Rate data_rate;                  ///< per direction, after line coding
+  sim::Time propagation;                ///< one way through both PHYs and the channel
+  std::uint32_t max_payload_bytes;      ///< MPS
+  std::uint32_t max_read_request_bytes; ///< MRRS
+  std::uint32_t read_completion_boundary_bytes;
+  CompletionSplit completion_split; ///< read completions end at every RCB, or at the last RCB within MPS
+  bool ecrc;
+  bool addresses_64bit;                  ///< host buffers above 4 GiB: 4DW headers
+  CreditAdvertisement root_port;         ///< what the root port accepts from the device
+  CreditAdvertisement device;            ///< what the device accepts from the root port
+  std::uint32_t device_tags;             ///< outstanding non-posted requests the device may have
+  sim::Time ack_interval;                ///< a busy direction sends an Ack DLLP at least this often
+  sim::Time update_fc_interval;          ///< and an UpdateFC DLLP; freed credits go back no later than this
+  bool cadence_dllps = true;             ///< false: only credit-bearing UpdateFCs (for exact-latency tests)
+  sim::Time memory_read_base;            ///< root complex + memory, MRd arrival to first CplD ready
+  std::uint32_t memory_read_ps_per_byte; ///< added per byte of the request
+  sim::Time posted_accept_latency;       ///< MWr arrival until the root complex has taken it and frees its credits
+  sim::Time mmio_cpu_cost;               ///< CPU time of one MMIO store before its TLP is queued
+};
+
+/// The bus of a device on `link` in front of `host`. Preconditions: validate(link, host) == "". Symbol intervals
+/// become time at one byte per lane at the lane's data rate. `addresses_64bit`: host buffers above 4 GiB.
+BusConfig bus_config(const LinkParams& link, const HostParams& host, bool addresses_64bit = true);
+
+/// Hears what the bus delivers. Called from Bus::on_event.
+class BusClient {
+public:
+  virtual ~BusClient() = default;
+  virtual void dma_read_done(sim::Simulator& sim, std::uint32_t token) = 0;
+  /// Every TLP of the write has left the device.
+  virtual void dma_write_done(sim::Simulator& sim, std::uint32_t token) = 0;
+  /// The whole MMIO write has arrived at the device.
+  virtual void mmio_arrived(sim::Simulator& sim, std::uint32_t token) = 0;
+};
+
+inline constexpr std::size_t tlp_kind_count = 4; ///< TlpKind values
+
+struct DirectionCounters {
+  std::array<std::uint64_t, tlp_kind_count> tlps{};      ///< by TlpKind
+  std::array<std::uint64_t, tlp_kind_count> tlp_bytes{}; ///< wire bytes, by TlpKind
+  std::uint64_t payload_bytes = 0;
+  std::uint64_t ack_dllps = 0;
+  std::uint64_t update_fc_dllps = 0;
+  std::uint64_t credit_stalls = 0; ///< times the head TLP waited for credits
+  sim::Time busy;                  ///< serializer time, TLPs and DLLPs
+};
+
+class Bus {
+public:
+  /// Events for the bus go to `owner` with kinds first_kind .. first_kind + kind_count - 1; the owner hands them
+  /// back through on_event().
+  static constexpr std::uint8_t kind_count = 7;
+  Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, BusClient& client);
+
+  /// Device side: read `size_bytes` of host memory at `address`; dma_read_done(token) when all data is in.
+  void dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token);
+  /// Device side: write `size_bytes` to host memory at `address`; dma_write_done(token) when all TLPs have left.
+  void dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token);
+  /// Host side: a CPU MMIO write of `size_bytes` (8 for a doorbell; multiples of the write-combining chunk for
+  /// BlueFlame), one MWr per `chunk_bytes`; mmio_arrived(token) when its last TLP reaches the device.
+  void mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_t chunk_bytes, std::uint32_t token);
+
+  bool owns(std::uint8_t kind) const { return kind >= first_kind_ && kind < first_kind_ + kind_count; }
+  void on_event(sim::Simulator& sim, const sim::Event& event);
+
+  const DirectionCounters& counters(Direction d) const { return lanes_[static_cast<int>(d)].counters; }
+  std::uint32_t tags_in_use() const { return tags_in_use_; }
+  /// True when nothing is queued, in flight or outstanding.
+  bool idle() const;
+
+private:
+  enum class Kind : std::uint8_t {
+    transmit_done,    ///< handle = direction: its serializer is free
+    tlp_arrives,      ///< handle = TLP
+    memory_read_done, ///< handle = TLP (the MRd): its completions may go
+    posted_accepted,  ///< handle = TLP (the MWr): the root complex has taken it; its posted credits free
+    update_fc_due,    ///< handle = direction whose receiver returns its freed credits now
+    credits_arrive,   ///< handle = direction whose sender's limits the UpdateFC raises
+    mmio_issue,       ///< handle = MMIO op: the CPU has done its stores
+  };
+  enum class Op : std::uint8_t { read, write, mmio };
+  struct Transfer {
+    Op op;
+    std::uint32_t token;
+    std::uint64_t address;
+    std::uint32_t bytes;
+    std::uint32_t requested = 0; ///< bytes covered by TLPs created so far
+    std::uint32_t finished = 0;  ///< bytes delivered (read: completions in; write and MMIO: TLPs out or in)
+    std::uint32_t chunk = 0;     ///< MMIO chunk size
+  };
+  using TransferHandle = sim::Handle<Transfer>;
+  struct Tlp {
+    TlpKind kind;
+    std::uint8_t credit_class; ///< 0 posted, 1 non-posted, 2 completion
+    std::uint64_t age;         ///< queueing order in its direction, for the ordering rules
+    std::uint64_t address;
+    std::uint32_t payload_bytes; ///< data carried (MWr, CplD) or requested (MRd)
+    std::uint32_t wire_bytes;
+    TransferHandle transfer;
+    Direction direction = Direction::upstream;
+    bool last_of_request = false; ///< CplD: the last completion of its MRd (frees the tag)
+  };
+  using TlpHandle = sim::Handle<Tlp>;
+  /// The credits of one link direction, per class (posted, non-posted, completion): the sender's consumed counts
+  /// and limits, and the receiver's freed and returned counts. Counts are cumulative (64-bit, so the 8- and
+  /// 12-bit fields' wraparound never matters here).
+  struct Credits {
+    std::array<std::uint64_t, 3> headers_consumed{}, data_consumed{};
+    std::array<std::uint64_t, 3> headers_limit{}, data_limit{};
+    std::array<std::uint64_t, 3> initial_headers{}, initial_data{};
+    std::array<bool, 3> infinite_headers{}, infinite_data{};
+    std::array<std::uint64_t, 3> headers_freed{}, data_freed{};
+    std::array<std::uint64_t, 3> headers_returned{}, data_returned{};
+  };
+  /// What one round of UpdateFC DLLPs tells the sender: cumulative freed counts.
+  struct CreditReturn {
+    std::array<std::uint64_t, 3> headers;
+    std::array<std::uint64_t, 3> data;
+  };
+  struct Lane {
+    Direction direction;
+    std::array<sim::Ring<TlpHandle>, 3> queues; ///< posted, non-posted, completion
+    sim::Time busy_until;
+    bool transmitting = false;
+    TlpHandle sending;
+    Credits credits;
+    sim::Time sent_since_ack;       ///< TLP wire time since this direction's last Ack DLLP
+    sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
+    sim::Time last_update_fc;       ///< this direction's receiver last returned credits (sent on the reverse lane)
+    bool update_fc_pending = false;
+    sim::Ring<CreditReturn> returns_in_flight;
+    DirectionCounters counters;
+  };
+
+  Lane& lane(Direction d) { return lanes_[static_cast<int>(d)]; }
+  Lane& reverse(Direction d) { return lanes_[d == Direction::upstream ? 1 : 0]; }
+  void queue(sim::Simulator& sim, Direction d, TlpHandle tlp);
+  void try_transmit(sim::Simulator& sim, Direction d);
+  bool credits_cover(const Lane& lane, const Tlp& tlp) const;
+  /// Charges a DLLP on `lane`'s serializer at the first moment it is free from `now`; returns when it ends.
+  sim::Time send_dllp(sim::Simulator& sim, Lane& lane);
+  void tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h);
+  void free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp);
+  void return_credits(sim::Simulator& sim, Direction d);
+  void issue_read_requests(sim::Simulator& sim);
+  void transmitted(sim::Simulator& sim, Direction d);
+
+  BusConfig config_;
+  sim::Target owner_;
+  std::uint8_t first_kind_;
+  BusClient& client_;
+  std::array<Lane, 2> lanes_;
+  sim::Pool<Tlp> tlps_;
+  sim::Pool<Transfer> transfers_;
+  sim::Ring<TransferHandle> reads_waiting_; ///< reads with bytes not yet requested, oldest first
+  std::uint32_t tags_in_use_ = 0;
+  std::uint64_t next_age_ = 0;
+  std::uint32_t mmio_in_cpu_ = 0; ///< MMIO stores whose CPU cost has not elapsed
+  std::uint64_t outstanding_ = 0; ///< transfers not yet done
+};
+
+} // namespace ib::pcie

@@ -1,0 +1,252 @@
+// The event-driven PCIe bus against exact TLP arithmetic: TLP counts and bytes per transfer (reference E5, E6),
+// the latency of a lone read as the sum of its parts, 4 KiB and MPS splitting of writes, in-order completions,
+// and the bandwidth bounds that starving tags or completion credits impose.
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "models/pcie/bandwidth_model.h"
+#include "models/pcie/bus.h"
+#include "models/pcie/latency_model.h"
+#include "models/pcie/pcie_rate.h"
+#include "sim/profile.h"
+#include "sim/simulator.h"
+
+using namespace ib;
+using pcie::Direction;
+using pcie::TlpKind;
+
+namespace {
+
+pcie::BusConfig gen3(pcie::Width width) {
+  pcie::BusConfig c{};
+  c.data_rate = pcie::data_rate(pcie::Generation::gen3, width);
+  c.propagation = sim::Time::from_ns(100);
+  c.max_payload_bytes = 256;
+  c.max_read_request_bytes = 512;
+  c.read_completion_boundary_bytes = 64;
+  c.completion_split = pcie::CompletionSplit::mps;
+  c.ecrc = false;
+  c.addresses_64bit = true;
+  c.root_port = {64, 320, 72, 4, 0, 0}; // Xeon C5500 x16 root port (reference), completions infinite
+  c.device = {64, 256, 64, 16, 0, 0};   // an endpoint must advertise infinite completion credits
+  c.device_tags = 256;
+  c.ack_interval = sim::Time::from_ns(20);
+  c.update_fc_interval = sim::Time::from_ns(20);
+  c.cadence_dllps = false; // so that these tests' times are exact sums of wire, flight and host times
+  c.memory_read_base = sim::Time::from_ns(200);
+  c.memory_read_ps_per_byte = 250;
+  c.posted_accept_latency = sim::Time::from_ns(100);
+  c.mmio_cpu_cost = sim::Time::from_ns(30);
+  return c;
+}
+
+struct Harness : pcie::BusClient {
+  explicit Harness(const pcie::BusConfig& config) : sim(1), bus(config, {1, 0}, 0, *this) { sim.add_component("bus"); }
+  void run() {
+    auto dispatch = [this](const sim::Event& e) { bus.on_event(sim, e); };
+    sim.run_until(dispatch, sim::Time::max());
+  }
+  void dma_read_done(sim::Simulator& s, std::uint32_t token) override { reads.push_back({token, s.now()}); }
+  void dma_write_done(sim::Simulator& s, std::uint32_t token) override { writes.push_back({token, s.now()}); }
+  void mmio_arrived(sim::Simulator& s, std::uint32_t token) override { mmios.push_back({token, s.now()}); }
+  std::uint64_t tlps(Direction d, TlpKind k) const { return bus.counters(d).tlps[static_cast<int>(k)]; }
+  std::uint64_t bytes(Direction d, TlpKind k) const { return bus.counters(d).tlp_bytes[static_cast<int>(k)]; }
+
+  struct Done {
+    std::uint32_t token;
+    sim::Time at;
+  };
+  sim::Simulator sim;
+  pcie::Bus bus;
+  std::vector<Done> reads, writes, mmios;
+};
+
+} // namespace
+
+TEST_CASE("pcie::Bus: a 64 B read is one 24 B MRd and one 84 B CplD and takes the sum of its parts", "[pcie][quick]") {
+  const pcie::BusConfig c = gen3(pcie::Width::x8);
+  Harness h(c);
+  h.bus.dma_read(h.sim, 0x1'0000'0000ull, 64, 7);
+  h.run();
+  REQUIRE(h.reads.size() == 1);
+  CHECK(h.reads[0].token == 7);
+  CHECK(h.tlps(Direction::upstream, TlpKind::mrd) == 1);
+  CHECK(h.bytes(Direction::upstream, TlpKind::mrd) == 24);
+  CHECK(h.tlps(Direction::downstream, TlpKind::cpld) == 1);
+  CHECK(h.bytes(Direction::downstream, TlpKind::cpld) == 84);
+  const sim::Time expected = sim::transfer_time(24, c.data_rate) + c.propagation + c.memory_read_base +
+                             sim::Time::from_ps(64 * 250) + sim::transfer_time(84, c.data_rate) + c.propagation;
+  CHECK(h.reads[0].at.ps() == expected.ps());
+  CHECK(h.bus.idle());
+  CHECK(h.bus.tags_in_use() == 0);
+}
+
+TEST_CASE("pcie::Bus: E6 - a 4096 B read at MPS 256 and MRRS 512 is 8 MRd and 16 CplD of 4416 B", "[pcie][quick]") {
+  pcie::BusConfig c = gen3(pcie::Width::x16);
+  {
+    Harness h(c);
+    h.bus.dma_read(h.sim, 0x1'0000'0000ull, 4096, 1);
+    h.run();
+    CHECK(h.tlps(Direction::upstream, TlpKind::mrd) == 8);
+    CHECK(h.bytes(Direction::upstream, TlpKind::mrd) == 8 * 24);
+    CHECK(h.tlps(Direction::downstream, TlpKind::cpld) == 16);
+    CHECK(h.bytes(Direction::downstream, TlpKind::cpld) == 4416);
+    CHECK(h.bus.counters(Direction::downstream).payload_bytes == 4096);
+  }
+  c.completion_split = pcie::CompletionSplit::rcb; // completions of one RCB (64 B) each
+  Harness h(c);
+  h.bus.dma_read(h.sim, 0x1'0000'0000ull, 4096, 1);
+  h.run();
+  CHECK(h.tlps(Direction::downstream, TlpKind::cpld) == 64);
+  CHECK(h.bytes(Direction::downstream, TlpKind::cpld) == 64 * 20 + 4096);
+}
+
+TEST_CASE("pcie::Bus: writes split at MPS and at 4 KiB boundaries and complete when their last TLP leaves",
+          "[pcie][quick]") {
+  const pcie::BusConfig c = gen3(pcie::Width::x8);
+  Harness h(c);
+  // 1000 B starting 100 B before a 4 KiB boundary: 100, then 256, 256, 256, 132.
+  h.bus.dma_write(h.sim, 0x1'0000'1000ull - 100, 1000, 3);
+  h.run();
+  CHECK(h.tlps(Direction::upstream, TlpKind::mwr) == 5);
+  CHECK(h.bytes(Direction::upstream, TlpKind::mwr) == 1000 + 5 * 24);
+  REQUIRE(h.writes.size() == 1);
+  const sim::Time wire = sim::transfer_time(100 + 24, c.data_rate) + sim::transfer_time(256 + 24, c.data_rate) * 3 +
+                         sim::transfer_time(132 + 24, c.data_rate);
+  CHECK(h.writes[0].at.ps() == wire.ps());
+  CHECK(h.bus.idle());
+}
+
+TEST_CASE("pcie::Bus: E5 - a doorbell is one 32 B MWr and a BlueFlame WQE one 88 B MWr downstream", "[pcie][quick]") {
+  const pcie::BusConfig c = gen3(pcie::Width::x8);
+  Harness h(c);
+  h.bus.mmio_write(h.sim, 8, 8, 1);
+  h.bus.mmio_write(h.sim, 64, 64, 2);
+  h.run();
+  CHECK(h.tlps(Direction::downstream, TlpKind::mwr) == 2);
+  CHECK(h.bytes(Direction::downstream, TlpKind::mwr) == 32 + 88);
+  REQUIRE(h.mmios.size() == 2);
+  CHECK(h.mmios[0].at.ps() == (c.mmio_cpu_cost + sim::transfer_time(32, c.data_rate) + c.propagation).ps());
+  // E5's wire times on Gen3 x8: 4.06 ns and 11.17 ns.
+  CHECK(sim::transfer_time(32, c.data_rate).ps() == Approx(4063).margin(2));
+  CHECK(sim::transfer_time(88, c.data_rate).ps() == Approx(11171).margin(2));
+}
+
+TEST_CASE("pcie::Bus: completions of one read arrive in order and reads finish in issue order", "[pcie][quick]") {
+  const pcie::BusConfig c = gen3(pcie::Width::x8);
+  Harness h(c);
+  for (std::uint32_t i = 0; i < 8; ++i)
+    h.bus.dma_read(h.sim, 0x1'0000'0000ull + i * 8192, 2048, i);
+  h.run();
+  REQUIRE(h.reads.size() == 8);
+  for (std::uint32_t i = 0; i < 8; ++i)
+    CHECK(h.reads[i].token == i);
+  CHECK(h.bus.idle());
+}
+
+TEST_CASE("pcie::Bus: one tag caps read bandwidth at MRRS per round trip", "[pcie][quick]") {
+  pcie::BusConfig c = gen3(pcie::Width::x16);
+  c.device_tags = 1;
+  Harness h(c);
+  const std::uint32_t size = 64 * 1024;
+  h.bus.dma_read(h.sim, 0x1'0000'0000ull, size, 1);
+  h.run();
+  REQUIRE(h.reads.size() == 1);
+  // Each 512 B request waits for the previous one's last completion: MRd out, memory, two 256 B CplDs back.
+  const sim::Time round = sim::transfer_time(24, c.data_rate) + c.propagation + c.memory_read_base +
+                          sim::Time::from_ps(512 * 250) + sim::transfer_time(276, c.data_rate) * 2 + c.propagation;
+  CHECK(h.reads[0].at.ps() == (round * (size / 512)).ps());
+}
+
+TEST_CASE("pcie::Bus: scarce posted data credits at the root port cap writes at the credits per credit loop",
+          "[pcie][quick]") {
+  pcie::BusConfig c = gen3(pcie::Width::x16);
+  c.root_port.posted_data = 32; // 512 B of posted data buffer
+  Harness h(c);
+  const std::uint32_t size = 64 * 1024;
+  h.bus.dma_write(h.sim, 0x1'0000'0000ull, size, 1);
+  h.run();
+  REQUIRE(h.writes.size() == 1);
+  // 32 data credits are two 256 B TLPs. The third may start once the first's credits are back: its wire time,
+  // the way up, the root complex taking it, and an UpdateFC DLLP's way down. So two TLPs per such loop.
+  const sim::Time tlp = sim::transfer_time(256 + 24, c.data_rate);
+  const sim::Time loop =
+      tlp + c.propagation + c.posted_accept_latency + sim::transfer_time(8, c.data_rate) + c.propagation;
+  const std::int64_t loops = size / 512;
+  const sim::Time bound = loop * (loops - 1) + tlp * 2;
+  CHECK(h.writes[0].at.ps() >= bound.ps());
+  CHECK(static_cast<double>(h.writes[0].at.ps()) <= static_cast<double>(bound.ps()) * 1.01);
+  CHECK(h.bus.counters(Direction::upstream).credit_stalls > 0);
+}
+
+namespace {
+
+struct Profiles {
+  pcie::LinkParams link;
+  pcie::HostParams host;
+};
+
+Profiles profiles(const char* link, const char* host = "xeon-e5-haswell") {
+  return {sim::read_profile(pcie::link_param_table(), sim::load_profile(sim::profile_path(link))),
+          sim::read_profile(pcie::host_param_table(), sim::load_profile(sim::profile_path(host)))};
+}
+
+/// Simulated time from issue to completion of one DMA read of `size` bytes, alone on the bus.
+sim::Time read_time(const pcie::BusConfig& config, std::uint32_t size) {
+  Harness h(config);
+  h.bus.dma_read(h.sim, 0x1'0000'0000ull, size, 0);
+  h.run();
+  REQUIRE(h.reads.size() == 1);
+  return h.reads[0].at;
+}
+
+} // namespace
+
+TEST_CASE("pcie::Bus: DMA read latency on gen3-x8 and xeon-e5-haswell is within 15 % of the pcie-bench medians",
+          "[pcie][quick]") {
+  const Profiles p = profiles("gen3-x8");
+  const pcie::BusConfig config = pcie::bus_config(p.link, p.host);
+  // Reference E7 (pcie_dma_read_latency_xeon_e5_2620v3): medians in ns by size.
+  const std::vector<std::pair<std::uint32_t, double>> medians = {{8, 533},   {64, 547},   {128, 573},  {256, 627},
+                                                                 {512, 707}, {1024, 853}, {2048, 1133}};
+  for (const auto& [size, median_ns] : medians) {
+    INFO(size << " B");
+    const double simulated_ns = static_cast<double>(read_time(config, size).ps()) / 1000.0;
+    CHECK(simulated_ns == Approx(median_ns).epsilon(0.15));
+    // An unloaded single read is the analytic sum of its parts, plus the cadence DLLPs between its completions.
+    if (size <= p.link.max_read_request_bytes)
+      CHECK(static_cast<double>(read_time(config, size).ps()) ==
+            Approx(static_cast<double>(pcie::dma_read_latency(pcie::link_config(p.link), p.host, size, false).ps()))
+                .epsilon(0.01));
+  }
+  const double read64_ns = static_cast<double>(read_time(config, 64).ps()) / 1000.0;
+  CHECK(read64_ns >= 450);
+  CHECK(read64_ns <= 700);
+}
+
+TEST_CASE("pcie::Bus: large DMA reads and writes reach the TLP-level bandwidth model within 3 percent",
+          "[pcie][quick]") {
+  for (const std::uint32_t mps : {128u, 256u, 512u}) {
+    for (const std::uint32_t mrrs : {512u, 4096u}) {
+      Profiles p = profiles("gen3-x16");
+      p.link.max_payload_bytes = mps;
+      p.link.max_read_request_bytes = mrrs;
+      p.link.ack_interval_symbols =
+          pcie::recommended_ack_interval_symbols(pcie::Generation::gen3, pcie::Width::x16, mps);
+      p.link.update_fc_interval_symbols =
+          pcie::recommended_update_fc_interval_symbols(pcie::Generation::gen3, pcie::Width::x16, mps);
+      const pcie::BusConfig config = pcie::bus_config(p.link, p.host);
+      const pcie::LinkConfig model = pcie::link_config(p.link);
+      INFO("MPS " << mps << " MRRS " << mrrs);
+      const std::uint32_t size = 4 << 20;
+      const double read_gbps = size * 8.0 / (static_cast<double>(read_time(config, size).ps()) * 1e-12) / 1e9;
+      CHECK(read_gbps == Approx(pcie::dma_read_bandwidth_gbps(model, size)).epsilon(0.03));
+      Harness h(config);
+      h.bus.dma_write(h.sim, 0x1'0000'0000ull, size, 0);
+      h.run();
+      const double write_gbps = size * 8.0 / (static_cast<double>(h.writes[0].at.ps()) * 1e-12) / 1e9;
+      CHECK(write_gbps == Approx(pcie::dma_write_bandwidth_gbps(model, size)).epsilon(0.03));
+    }
+  }
+}
