@@ -48,6 +48,7 @@ BusConfig bus_config(const LinkParams& link, const HostParams& host, bool addres
   c.memory_read_base = host.root_complex_latency + host.memory_read_latency;
   c.memory_read_ps_per_byte = static_cast<std::uint32_t>(host.memory_read_ns_per_byte * 1000.0 + 0.5);
   c.posted_accept_latency = host.root_complex_latency;
+  c.memory_write_latency = host.root_complex_latency + host.memory_write_latency;
   c.mmio_cpu_cost = host.mmio_write_cpu_cost;
   return c;
 }
@@ -220,12 +221,8 @@ void Bus::transmitted(sim::Simulator& sim, Direction d) {
   if (tlp.kind == TlpKind::mwr && d == Direction::upstream) {
     Transfer& write = transfers_[tlp.transfer];
     write.finished += tlp.payload_bytes;
-    if (write.finished == write.bytes) {
-      const std::uint32_t token = write.token;
-      transfers_.release(tlp.transfer);
-      --outstanding_;
-      client_.dma_write_done(sim, token);
-    }
+    if (write.finished == write.bytes)
+      client_.dma_write_done(sim, write.token); // the transfer lives on until its data is visible
   }
   try_transmit(sim, d);
 }
@@ -235,6 +232,10 @@ void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {
   const auto kind = [&](Kind k) { return static_cast<std::uint8_t>(first_kind_ + static_cast<int>(k)); };
   if (d == Direction::upstream) {
     if (tlp.kind == TlpKind::mwr) {
+      Transfer& write = transfers_[tlp.transfer];
+      write.arrived += tlp.payload_bytes;
+      if (write.arrived == write.bytes)
+        sim.schedule_in(config_.memory_write_latency, owner_, kind(Kind::write_visible), tlp.transfer.value);
       sim.schedule_in(config_.posted_accept_latency, owner_, kind(Kind::posted_accepted), h.value);
     } else {
       free_credits(sim, d, tlp);
@@ -351,6 +352,14 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
       l.credits.data_limit[k] = std::max(l.credits.data_limit[k], l.credits.initial_data[k] + r.data[k]);
     }
     try_transmit(sim, d);
+    return;
+  }
+  case Kind::write_visible: {
+    const TransferHandle t{event.handle};
+    const std::uint32_t token = transfers_[t].token;
+    transfers_.release(t);
+    --outstanding_;
+    client_.dma_write_visible(sim, token);
     return;
   }
   case Kind::mmio_issue: {

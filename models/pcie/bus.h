@@ -1,7 +1,8 @@
 // The PCIe connection between one host and one device (an HCA): both directions of the link, the root complex
 // with host memory behind it, and the device's DMA engine. Every transfer is a sequence of TLPs:
 //   - dma_write: posted MWr TLPs upstream, split at MPS and 4 KiB boundaries; the root complex takes each
-//     posted_accept_latency after it arrives and frees its credits.
+//     posted_accept_latency after it arrives and frees its credits, and its data is visible in host memory
+//     memory_write_latency after it arrives.
 //   - dma_read: MRd TLPs upstream, split at MRRS and 4 KiB boundaries, each holding one of the device's tags until
 //     its last completion is back; the root complex answers each after host memory's read latency (base + per byte)
 //     with CplD TLPs downstream, split at RCB or MPS, in order.
@@ -60,6 +61,7 @@ struct BusConfig {
   sim::Time memory_read_base;            ///< root complex + memory, MRd arrival to first CplD ready
   std::uint32_t memory_read_ps_per_byte; ///< added per byte of the request
   sim::Time posted_accept_latency;       ///< MWr arrival until the root complex has taken it and frees its credits
+  sim::Time memory_write_latency;        ///< MWr arrival until its data is visible in host memory
   sim::Time mmio_cpu_cost;               ///< CPU time of one MMIO store before its TLP is queued
 };
 
@@ -74,6 +76,8 @@ public:
   virtual void dma_read_done(sim::Simulator& sim, std::uint32_t token) = 0;
   /// Every TLP of the write has left the device.
   virtual void dma_write_done(sim::Simulator& sim, std::uint32_t token) = 0;
+  /// The write's last byte is visible in host memory (what a CPU polling it sees; after dma_write_done).
+  virtual void dma_write_visible(sim::Simulator& sim, std::uint32_t token) = 0;
   /// The whole MMIO write has arrived at the device.
   virtual void mmio_arrived(sim::Simulator& sim, std::uint32_t token) = 0;
 };
@@ -94,7 +98,7 @@ class Bus {
 public:
   /// Events for the bus go to `owner` with kinds first_kind .. first_kind + kind_count - 1; the owner hands them
   /// back through on_event().
-  static constexpr std::uint8_t kind_count = 7;
+  static constexpr std::uint8_t kind_count = 8;
   Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, BusClient& client);
 
   /// Device side: read `size_bytes` of host memory at `address`; dma_read_done(token) when all data is in.
@@ -122,6 +126,7 @@ private:
     update_fc_due,    ///< handle = direction whose receiver returns its freed credits now
     credits_arrive,   ///< handle = direction whose sender's limits the UpdateFC raises
     mmio_issue,       ///< handle = MMIO op: the CPU has done its stores
+    write_visible,    ///< handle = write transfer: its last byte is in host memory
   };
   enum class Op : std::uint8_t { read, write, mmio };
   struct Transfer {
@@ -131,6 +136,7 @@ private:
     std::uint32_t bytes;
     std::uint32_t requested = 0; ///< bytes covered by TLPs created so far
     std::uint32_t finished = 0;  ///< bytes delivered (read: completions in; write and MMIO: TLPs out or in)
+    std::uint32_t arrived = 0;   ///< write: bytes arrived at the root complex
     std::uint32_t chunk = 0;     ///< MMIO chunk size
   };
   using TransferHandle = sim::Handle<Transfer>;

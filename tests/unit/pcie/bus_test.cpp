@@ -37,6 +37,7 @@ pcie::BusConfig gen3(pcie::Width width) {
   c.memory_read_base = sim::Time::from_ns(200);
   c.memory_read_ps_per_byte = 250;
   c.posted_accept_latency = sim::Time::from_ns(100);
+  c.memory_write_latency = sim::Time::from_ns(150);
   c.mmio_cpu_cost = sim::Time::from_ns(30);
   return c;
 }
@@ -49,6 +50,7 @@ struct Harness : pcie::BusClient {
   }
   void dma_read_done(sim::Simulator& s, std::uint32_t token) override { reads.push_back({token, s.now()}); }
   void dma_write_done(sim::Simulator& s, std::uint32_t token) override { writes.push_back({token, s.now()}); }
+  void dma_write_visible(sim::Simulator& s, std::uint32_t token) override { visible.push_back({token, s.now()}); }
   void mmio_arrived(sim::Simulator& s, std::uint32_t token) override { mmios.push_back({token, s.now()}); }
   std::uint64_t tlps(Direction d, TlpKind k) const { return bus.counters(d).tlps[static_cast<int>(k)]; }
   std::uint64_t bytes(Direction d, TlpKind k) const { return bus.counters(d).tlp_bytes[static_cast<int>(k)]; }
@@ -59,7 +61,7 @@ struct Harness : pcie::BusClient {
   };
   sim::Simulator sim;
   pcie::Bus bus;
-  std::vector<Done> reads, writes, mmios;
+  std::vector<Done> reads, writes, visible, mmios;
 };
 
 } // namespace
@@ -115,6 +117,9 @@ TEST_CASE("pcie::Bus: writes split at MPS and at 4 KiB boundaries and complete w
   const sim::Time wire = sim::transfer_time(100 + 24, c.data_rate) + sim::transfer_time(256 + 24, c.data_rate) * 3 +
                          sim::transfer_time(132 + 24, c.data_rate);
   CHECK(h.writes[0].at.ps() == wire.ps());
+  // Visible in host memory once the last TLP has arrived and been written.
+  REQUIRE(h.visible.size() == 1);
+  CHECK(h.visible[0].at.ps() == (wire + c.propagation + c.memory_write_latency).ps());
   CHECK(h.bus.idle());
 }
 
@@ -249,4 +254,46 @@ TEST_CASE("pcie::Bus: large DMA reads and writes reach the TLP-level bandwidth m
       CHECK(write_gbps == Approx(pcie::dma_write_bandwidth_gbps(model, size)).epsilon(0.03));
     }
   }
+}
+
+TEST_CASE("pcie::Bus: scarce completion credits at the device cap reads at the credits per credit loop",
+          "[pcie][quick]") {
+  pcie::BusConfig c = gen3(pcie::Width::x16);
+  c.device.completion_data = 32; // 512 B of completion buffer (endpoints normally advertise infinite)
+  c.device.completion_headers = 4;
+  Harness h(c);
+  const std::uint32_t size = 64 * 1024;
+  h.bus.dma_read(h.sim, 0x1'0000'0000ull, size, 1);
+  h.run();
+  REQUIRE(h.reads.size() == 1);
+  // Two 256 B CplDs per loop: the third waits for the first's credits, freed as it arrives at the device and
+  // returned by an UpdateFC upstream.
+  const sim::Time cpld = sim::transfer_time(256 + 20, c.data_rate);
+  const sim::Time loop = cpld + c.propagation + sim::transfer_time(8, c.data_rate) + c.propagation;
+  const double gbps = size * 8.0 / (static_cast<double>(h.reads[0].at.ps()) * 1e-12) / 1e9;
+  const double bound_gbps = 512 * 8.0 / (static_cast<double>(loop.ps()) * 1e-12) / 1e9;
+  CHECK(gbps <= bound_gbps);
+  CHECK(gbps >= 0.95 * bound_gbps);
+  CHECK(h.bus.counters(Direction::downstream).credit_stalls > 0);
+}
+
+TEST_CASE("pcie::Bus: counters report TLPs and bytes by type and direction and the busy time", "[pcie][quick]") {
+  const pcie::BusConfig c = gen3(pcie::Width::x8);
+  Harness h(c);
+  h.bus.dma_write(h.sim, 0x1'0000'0000ull, 512, 1);
+  h.bus.dma_read(h.sim, 0x1'0000'4000ull, 128, 2);
+  h.run();
+  const pcie::DirectionCounters& up = h.bus.counters(Direction::upstream);
+  const pcie::DirectionCounters& down = h.bus.counters(Direction::downstream);
+  CHECK(h.tlps(Direction::upstream, TlpKind::mwr) == 2);
+  CHECK(h.tlps(Direction::upstream, TlpKind::mrd) == 1);
+  CHECK(h.tlps(Direction::downstream, TlpKind::cpld) == 1);
+  CHECK(up.payload_bytes == 512);
+  CHECK(down.payload_bytes == 128);
+  // Busy time is the wire time of every TLP and DLLP sent.
+  const sim::Time up_tlps = sim::transfer_time(280, c.data_rate) * 2 + sim::transfer_time(24, c.data_rate);
+  const sim::Time dllps =
+      sim::transfer_time(8, c.data_rate) * static_cast<std::int64_t>(up.ack_dllps + up.update_fc_dllps);
+  CHECK(up.busy.ps() == (up_tlps + dllps).ps());
+  CHECK(down.update_fc_dllps > 0); // the root port returned the posted and non-posted credits
 }
