@@ -1,0 +1,119 @@
+#include "models/fabric/fabric.h"
+
+#include <map>
+
+#include "models/link/cable.h"
+#include "sim/errors.h"
+#include "sim/profile.h"
+
+namespace ib::fabric {
+
+namespace {
+
+/// Reads each profile once.
+template <class P>
+class ProfileCache {
+public:
+  ProfileCache(const sim::ParamTable<P>& table, std::string (*validate)(const P&))
+      : table_(table), validate_(validate) {}
+  const P& get(const std::string& name) {
+    auto it = cache_.find(name);
+    if (it == cache_.end()) {
+      const sim::Profile profile = sim::load_profile(sim::profile_path(name));
+      P params = sim::read_profile(table_, profile);
+      if (validate_ != nullptr) {
+        const std::string broken = validate_(params);
+        if (!broken.empty())
+          throw sim::InputError(profile.file, "/parameters", "a consistent profile", broken);
+      }
+      it = cache_.emplace(name, std::move(params)).first;
+    }
+    return it->second;
+  }
+
+private:
+  const sim::ParamTable<P>& table_;
+  std::string (*validate_)(const P&);
+  std::map<std::string, P> cache_;
+};
+
+} // namespace
+
+link::PortConfig hca_port_config(const hca::Params& params) {
+  // A host consumes what arrives once its tail is in (no cut-through into host memory).
+  return {params.input_buffer_bytes_per_port,
+          static_cast<std::uint8_t>(params.vl_cap),
+          params.vl15_buffer_packets,
+          params.flow_control_refresh,
+          true,
+          sim::Time::zero()};
+}
+
+Fabric::Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType switch_type,
+               const topo::Topology& topology, const sm::Subnet& subnet, HcaPorts& hcas)
+    : ordinal_(topology.node_count(), -1) {
+  ProfileCache<sw::Params> switch_profiles(sw::param_table(), &sw::validate);
+  ProfileCache<hca::Params> hca_profiles(hca::param_table(), &hca::validate);
+  ProfileCache<link::CableParams> cable_profiles(link::param_table(), nullptr);
+
+  for (topo::NodeIndex n = 0; n < topology.node_count(); ++n) {
+    const topo::Node& node = topology.node(n);
+    if (node.kind != topo::NodeKind::switch_node)
+      continue;
+    sw::Params params = switch_profiles.get(node.profile);
+    params.port_count = node.port_count; // a node may use fewer ports than its profile's chassis has
+    ordinal_[n] = static_cast<std::int32_t>(switches_.size());
+    switches_.emplace_back(params, sim::Target{switch_type, static_cast<std::uint32_t>(switches_.size())},
+                           sim.add_component(node.name), pool);
+  }
+
+  const auto port_of = [&](const topo::PortRef& end) -> link::Port& {
+    const topo::Node& node = topology.node(end.node);
+    if (node.kind == topo::NodeKind::switch_node)
+      return switch_of(end.node).port(end.port);
+    return hcas.hca_port(end.node, end.port, subnet.lids.base_lid(end.node, end.port), hca_profiles.get(node.profile));
+  };
+  for (const topo::Link& cable : topology.links()) {
+    link::Port& a = port_of(cable.a);
+    link::Port& b = port_of(cable.b);
+    const link::LinkConfig config{link::data_rate(cable.width, cable.speed),
+                                  link::propagation_delay(cable_profiles.get(cable.cable), cable.length_m)};
+    link::connect(a, b, config);
+    links_.emplace_back(&a, &b);
+  }
+
+  // The subnet manager's tables.
+  for (topo::NodeIndex n = 0; n < topology.node_count(); ++n) {
+    if (ordinal_[n] < 0)
+      continue;
+    sw::Switch& s = switch_of(n);
+    s.set_forwarding_table(subnet.routing.lfts[n]);
+    if (n >= subnet.routing.sl_to_vl.size() || subnet.routing.sl_to_vl[n].empty())
+      continue;
+    const unsigned ports = topology.node(n).port_count;
+    for (unsigned out = 1; out <= ports; ++out) {
+      if (!s.port(static_cast<std::uint8_t>(out)).connected())
+        continue;
+      std::array<std::uint8_t, 16> vl_by_sl{};
+      for (std::uint8_t sl = 0; sl < 16; ++sl)
+        vl_by_sl[sl] = sm::output_vl(subnet.routing, n, static_cast<topo::PortNumber>(out), sl,
+                                     s.port(static_cast<std::uint8_t>(out)).data_vls());
+      for (unsigned in = 1; in <= ports; ++in)
+        if (in != out && s.port(static_cast<std::uint8_t>(in)).connected())
+          s.set_sl_to_vl(static_cast<std::uint8_t>(in), static_cast<std::uint8_t>(out), vl_by_sl);
+    }
+  }
+}
+
+std::string Fabric::check_invariants(bool quiescent) const {
+  std::string problems;
+  for (const auto& [a, b] : links_) {
+    problems += link::check_credit_conservation(*a, *b, quiescent);
+    problems += link::check_credit_conservation(*b, *a, quiescent);
+  }
+  for (const sw::Switch& s : switches_)
+    problems += s.check_invariants();
+  return problems;
+}
+
+} // namespace ib::fabric

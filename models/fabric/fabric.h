@@ -1,0 +1,60 @@
+// A running fabric built from a topology and its subnet manager's result (DESIGN §2 models/fabric): one
+// sw::Switch per switch node with the parameters of its profile, every cable as a link of its width, speed and
+// cable profile's propagation delay, and the SM's tables programmed into every switch (LFTs, and SL2VL where the
+// routing sets it). HCA ports belong to whatever sits behind them (the HCA model; a packet source and sink in
+// tests), which the caller supplies through HcaPorts. The fabric owns the switches and routes their events.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/hca/params.h"
+#include "models/link/link.h"
+#include "models/sm/subnet.h"
+#include "models/switch/switch.h"
+#include "models/topology/topology.h"
+#include "sim/simulator.h"
+
+namespace ib::fabric {
+
+/// Whatever sits behind the HCA ports.
+class HcaPorts {
+public:
+  virtual ~HcaPorts() = default;
+  /// The port of HCA `node`'s port `port`, bound by the callee to its owner, for the fabric to cable. `base_lid`
+  /// is the port's first LID; `params` come from the node's HCA profile.
+  virtual link::Port& hca_port(topo::NodeIndex node, topo::PortNumber port, sm::Lid base_lid,
+                               const hca::Params& params) = 0;
+};
+
+/// The IB port configuration of an HCA of `params` (its receive buffer, VLs and flow-control cadence).
+link::PortConfig hca_port_config(const hca::Params& params);
+
+class Fabric {
+public:
+  /// Builds everything. Switch events go to Target{switch_type, switch ordinal}. Profiles that do not read or
+  /// validate: sim::InputError about the profile file.
+  Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType switch_type, const topo::Topology& topology,
+         const sm::Subnet& subnet, HcaPorts& hcas);
+
+  std::size_t switch_count() const { return switches_.size(); }
+  /// The switch of node `node` (a switch node).
+  sw::Switch& switch_of(topo::NodeIndex node) { return switches_[static_cast<std::size_t>(ordinal_[node])]; }
+  void on_switch_event(sim::Simulator& sim, const sim::Event& event) { switches_[event.index].on_event(sim, event); }
+
+  /// Every cabled port pair, for counters.
+  const std::vector<std::pair<link::Port*, link::Port*>>& links() const { return links_; }
+  /// Credit conservation on every link and buffer accounting in every switch; when `quiescent`, also that no
+  /// packet is left in the fabric. "" when all hold.
+  std::string check_invariants(bool quiescent) const;
+
+private:
+  std::deque<sw::Switch> switches_; ///< stable addresses: ports are bound to their switch
+  std::vector<std::int32_t> ordinal_;
+  std::vector<std::pair<link::Port*, link::Port*>> links_;
+};
+
+} // namespace ib::fabric
