@@ -10,3 +10,6 @@ echo "== (b) kernel + SimGrid actors: 1 event in 10 / in 100 wakes an actor (100
 build/release/tests/bench/bench_coupled
 echo "== (c) links and switches: 512-host leaf-spine, 4x EDR, uniform random 4 KiB packets at full load"
 build/release/tests/bench/bench_fabric
+echo "== (d) subnet manager: k-ary 3-tree, k = 20 (8,000 hosts, 1,200 switches): routing and credit-loop check"
+build/release/tests/bench/bench_sm --k 20 --engine ftree
+build/release/tests/bench/bench_sm --k 20 --engine minhop
