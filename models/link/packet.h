@@ -21,7 +21,7 @@ struct Packet {
   // Set by whoever creates the packet.
   sim::Time injected_at;           ///< when the source handed it to its port
   std::uint64_t cookie = 0;        ///< the source's own reference (message, WQE); never read by the fabric
-  std::uint16_t flow_seq = 0;      ///< per (SLID, DLID, SL) sequence number (wrapping), for the in-order invariant
+  std::uint32_t flow_seq = 0;      ///< the source's sequence number (wrapping), for the in-order invariant
   std::uint32_t wire_bytes = 0;    ///< LRH through VCRC (packet_format.h)
   std::uint32_t payload_bytes = 0; ///< data payload, before padding
   std::uint16_t slid = 0;          ///< source LID (LRH)
