@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "models/link/link_rate.h"
 #include "sim/errors.h"
 
 namespace ib::link {
@@ -296,6 +297,24 @@ std::string check_credit_conservation(const Port& tx, const Port& rx, bool quies
     }
   }
   return problems;
+}
+
+std::string validate_port_parameters(const std::string& link_widths, const std::string& link_speeds,
+                                     std::uint32_t vl_cap, std::uint32_t input_buffer_bytes_per_port) {
+  if (!parse_width_set(link_widths))
+    return "link_widths: expected a comma-separated list of distinct widths (1x, 2x, 4x, 8x, 12x), got \"" +
+           link_widths + "\"";
+  if (!parse_speed_set(link_speeds))
+    return "link_speeds: expected a comma-separated list of distinct speeds (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, "
+           "NDR), got \"" +
+           link_speeds + "\"";
+  if (vl_cap != 1 && vl_cap != 2 && vl_cap != 4 && vl_cap != 8 && vl_cap != 15)
+    return "vl_cap: expected 1, 2, 4, 8 or 15, got " + std::to_string(vl_cap);
+  if (input_buffer_bytes_per_port / vl_cap / block_bytes < largest_packet_blocks)
+    return "input_buffer_bytes_per_port: expected at least " +
+           std::to_string(largest_packet_blocks * block_bytes * vl_cap) + " (one largest packet per VL), got " +
+           std::to_string(input_buffer_bytes_per_port);
+  return "";
 }
 
 } // namespace ib::link

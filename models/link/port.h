@@ -205,4 +205,10 @@ void connect(Port& a, Port& b, const LinkConfig& link);
 inline constexpr std::uint32_t largest_packet_blocks =
     blocks_for(4096 + lrh_bytes + grh_bytes + bth_bytes + atomic_eth_bytes + icrc_bytes + vcrc_bytes);
 
+/// The rules every node profile's IB port parameters obey, switch or HCA: "" if they hold, else the broken rule
+/// as "key: expected ..., got ..." under the profiles' keys (link_widths, link_speeds, vl_cap,
+/// input_buffer_bytes_per_port).
+std::string validate_port_parameters(const std::string& link_widths, const std::string& link_speeds,
+                                     std::uint32_t vl_cap, std::uint32_t input_buffer_bytes_per_port);
+
 } // namespace ib::link

@@ -44,22 +44,8 @@ const sim::ParamTable<Params>& param_table() {
 }
 
 std::string validate(const Params& params) {
-  if (!link::parse_width_set(params.link_widths))
-    return "link_widths: expected a comma-separated list of distinct widths (1x, 2x, 4x, 8x, 12x), got \"" +
-           params.link_widths + "\"";
-  if (!link::parse_speed_set(params.link_speeds))
-    return "link_speeds: expected a comma-separated list of distinct speeds (SDR, DDR, QDR, FDR10, FDR, EDR, HDR, "
-           "NDR), got \"" +
-           params.link_speeds + "\"";
-  if (params.vl_cap != 1 && params.vl_cap != 2 && params.vl_cap != 4 && params.vl_cap != 8 && params.vl_cap != 15) {
-    return "vl_cap: expected 1, 2, 4, 8 or 15, got " + std::to_string(params.vl_cap);
-  }
-  if (params.input_buffer_bytes_per_port / params.vl_cap / link::block_bytes < link::largest_packet_blocks) {
-    return "input_buffer_bytes_per_port: expected at least " +
-           std::to_string(link::largest_packet_blocks * link::block_bytes * params.vl_cap) +
-           " (one largest packet per VL), got " + std::to_string(params.input_buffer_bytes_per_port);
-  }
-  return "";
+  return link::validate_port_parameters(params.link_widths, params.link_speeds, params.vl_cap,
+                                        params.input_buffer_bytes_per_port);
 }
 
 Switch::Switch(const Params& params, sim::Target self, std::uint32_t component_id, link::PacketPool& pool)
