@@ -17,6 +17,7 @@
 #include "models/pcie/params.h"
 #include "models/phold/phold.h"
 #include "models/switch/switch.h"
+#include "sim/cli/options.h"
 #include "sim/cli/scenario.h"
 #include "sim/cli/topo_commands.h"
 #include "sim/errors.h"
@@ -50,28 +51,11 @@ struct UsageError {
   std::string message;
 };
 
-struct Parsed {
-  po::variables_map values;
-  std::vector<std::string> positional;
-};
-
 Parsed parse(const std::vector<std::string>& args, const po::options_description& options, std::size_t max_positional) {
-  po::options_description all;
-  all.add(options);
-  all.add_options()("positional", po::value<std::vector<std::string>>(), "");
-  po::positional_options_description positional;
-  positional.add("positional", -1);
   Parsed parsed;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), parsed.values);
-    po::notify(parsed.values);
-  } catch (const po::error& e) {
-    throw UsageError{e.what()};
-  }
-  if (parsed.values.count("positional"))
-    parsed.positional = parsed.values["positional"].as<std::vector<std::string>>();
-  if (parsed.positional.size() > max_positional)
-    throw UsageError{"unexpected argument '" + parsed.positional[max_positional] + "'"};
+  const std::string problem = parse_options(args, options, max_positional, parsed);
+  if (!problem.empty())
+    throw UsageError{problem};
   return parsed;
 }
 

@@ -13,6 +13,7 @@
 #include "models/switch/switch.h"
 #include "models/topology/catalog.h"
 #include "models/topology/topology.h"
+#include "sim/cli/options.h"
 #include "sim/errors.h"
 #include "sim/profile.h"
 
@@ -46,33 +47,24 @@ po::options_description sm_options(const char* title) {
   return options;
 }
 
-struct Parsed {
+/// The options and the topology FILE; with --help, no FILE is needed.
+struct SmArgs {
   po::variables_map values;
   std::string file;
 };
 
-Parsed parse(const std::vector<std::string>& args, const po::options_description& options) {
-  po::options_description all;
-  all.add(options);
-  all.add_options()("file", po::value<std::vector<std::string>>(), "");
-  po::positional_options_description positional;
-  positional.add("file", -1);
+SmArgs parse(const std::vector<std::string>& args, const po::options_description& options) {
   Parsed parsed;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), parsed.values);
-    po::notify(parsed.values);
-  } catch (const po::error& e) {
-    throw SmUsageError{e.what()};
-  }
-  if (parsed.values.count("help"))
-    return parsed;
-  if (!parsed.values.count("file"))
+  const std::string problem = parse_options(args, options, 1, parsed);
+  if (!problem.empty())
+    throw SmUsageError{problem};
+  SmArgs result{std::move(parsed.values), ""};
+  if (result.values.count("help"))
+    return result;
+  if (parsed.positional.empty())
     throw SmUsageError{"needs a topology FILE"};
-  const auto files = parsed.values["file"].as<std::vector<std::string>>();
-  if (files.size() > 1)
-    throw SmUsageError{"unexpected argument '" + files[1] + "'"};
-  parsed.file = files[0];
-  return parsed;
+  result.file = parsed.positional[0];
+  return result;
 }
 
 topo::NodeIndex node_named(const topo::Topology& t, const std::string& name, const char* option) {
@@ -96,7 +88,7 @@ unsigned fabric_vls(const topo::Topology& t) {
   return vls;
 }
 
-sm::SmOptions sm_options_from(const Parsed& parsed, const topo::Topology& t) {
+sm::SmOptions sm_options_from(const SmArgs& parsed, const topo::Topology& t) {
   sm::SmOptions options;
   options.engine = parsed.values["routing"].as<std::string>();
   options.lids.lmc = parsed.values["lmc"].as<unsigned>();
@@ -153,7 +145,7 @@ int usage_error(const char* sub, const po::options_description& options, const S
 int command_topo_check(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   const po::options_description options = sm_options("ibnetsim topo check FILE [options]");
   try {
-    const Parsed parsed = parse(args, options);
+    const SmArgs parsed = parse(args, options);
     if (parsed.values.count("help")) {
       out << options << "\n";
       return sim::exit_ok;
@@ -195,7 +187,7 @@ int command_topo_route(const std::vector<std::string>& args, std::ostream& out, 
                         "opensm-lfts (opensm-lfts.dump), dump_lfts (dump_lfts.sh / ibroute) or guid2lid")(
       "output,o", po::value<std::string>(), "write to FILE instead of stdout");
   try {
-    const Parsed parsed = parse(args, options);
+    const SmArgs parsed = parse(args, options);
     if (parsed.values.count("help")) {
       out << options << "\n";
       return sim::exit_ok;

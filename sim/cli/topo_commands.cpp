@@ -14,6 +14,7 @@
 #include "models/topology/generators.h"
 #include "models/topology/ibnetdiscover.h"
 #include "models/topology/topology.h"
+#include "sim/cli/options.h"
 #include "sim/cli/sm_commands.h"
 #include "sim/errors.h"
 
@@ -51,11 +52,6 @@ struct TopoUsageError {
   std::string usage;
 };
 
-struct Parsed {
-  po::variables_map values;
-  std::vector<std::string> positional;
-};
-
 std::string text_of(const po::options_description& options) {
   std::ostringstream text;
   text << options;
@@ -63,23 +59,10 @@ std::string text_of(const po::options_description& options) {
 }
 
 Parsed parse(const std::vector<std::string>& args, const po::options_description& options, std::size_t max_positional) {
-  po::options_description all;
-  all.add(options);
-  all.add_options()("positional", po::value<std::vector<std::string>>(), "");
-  po::positional_options_description positional;
-  positional.add("positional", -1);
   Parsed parsed;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), parsed.values);
-    po::notify(parsed.values);
-  } catch (const po::error& e) {
-    throw TopoUsageError{e.what(), text_of(options)};
-  }
-  if (parsed.values.count("positional")) {
-    parsed.positional = parsed.values["positional"].as<std::vector<std::string>>();
-  }
-  if (parsed.positional.size() > max_positional) {
-    throw TopoUsageError{"unexpected argument '" + parsed.positional[max_positional] + "'", text_of(options)};
+  const std::string problem = parse_options(args, options, max_positional, parsed);
+  if (!problem.empty()) {
+    throw TopoUsageError{problem, text_of(options)};
   }
   return parsed;
 }
