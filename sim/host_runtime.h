@@ -31,6 +31,8 @@ public:
   /// Raises the signal at the current instant; a program blocked on it resumes at this instant.
   void notify();
   std::uint32_t pending() const { return pending_; }
+  /// Forgets notifications not waited for (a poller that has already looked at what they announced).
+  void clear() { pending_ = 0; }
 
 private:
   friend class Program;

@@ -1,6 +1,6 @@
-// An HCA's parameters (DESIGN §5): one table, defaults in topologies/hardware/<profile>.json. For now the IB
-// port side, which the fabric needs to cable and credit an HCA; the queue-pair, PCIe-facing and pipeline costs of
-// the HCA model join this table when that model lands.
+// An HCA's parameters (DESIGN §5): one table, defaults in topologies/hardware/<profile>.json: its IB ports, the
+// PCIe slot and host it sits in, the layout of its queues in host memory (mlx5's), its limits, and the costs of
+// its pipelines (send engines, receive engines, completion generation).
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,33 @@ struct Params {
   std::uint32_t input_buffer_bytes_per_port; ///< receive buffer per port, split evenly over operational data VLs
   std::uint32_t vl15_buffer_packets;         ///< VL15 receive slots per port
   sim::Time flow_control_refresh;            ///< longest wait before a changed FCTBS/FCCL is sent
+
+  // Where the adapter sits.
+  std::string pcie_link; ///< pcie-link profile of its slot
+  std::string host;      ///< host profile (memory, root complex, CPU costs) of the machine
+
+  // Queues in host memory (mlx5 layout).
+  std::uint32_t wqe_basic_block_bytes;  ///< send WQEs take whole basic blocks (mlx5: 64 B)
+  std::uint32_t recv_wqe_bytes;         ///< one receive WQE (one scatter entry, mlx5: 16 B)
+  std::uint32_t cqe_bytes;              ///< one completion queue entry (64 B)
+  std::uint32_t blueflame_buffer_bytes; ///< largest WQE the driver may copy through BlueFlame
+  std::uint32_t max_inline_data_bytes;  ///< largest max_inline_data a QP may ask for
+  std::uint32_t max_qp_wr;              ///< deepest send or receive queue
+  std::uint32_t max_qp_rd_atom;         ///< most READs/atomics a QP may have outstanding as initiator
+  std::uint32_t max_qp_dest_rd_atom;    ///< most READs/atomics a QP serves at once as responder
+
+  // Pipelines.
+  std::uint32_t send_engines;                 ///< WQE processing units; a QP is pinned to one (QPN modulo)
+  sim::Time doorbell_processing;              ///< doorbell or BlueFlame arrival until its QP's engine acts on it
+  sim::Time wqe_processing;                   ///< one WQE parsed and scheduled by its engine
+  sim::Time qp_context_access;                ///< an engine loads a QP's context (when it changes QP)
+  sim::Time tx_packet_processing;             ///< one packet's headers built before it may go to the port
+  std::uint32_t tx_payload_buffer_bytes;      ///< payload fetched ahead of the wire, per port
+  std::uint32_t receive_engines;              ///< received-packet processing units; a QP is pinned to one
+  sim::Time rx_packet_processing;             ///< one received packet checked and matched to its QP
+  sim::Time cqe_generation;                   ///< one CQE built before its DMA write
+  std::uint32_t atomic_lock_buckets;          ///< atomics on addresses equal in log2(buckets) low bits serialize
+  std::uint32_t ack_request_interval_packets; ///< AckReq also every this many packets of a message; 0 = last only
 };
 
 const sim::ParamTable<Params>& param_table();

@@ -1,7 +1,8 @@
 // An IB data packet as the fabric carries it: the header fields switches and HCAs act on (LRH: DLID, SLID, SL, VL;
-// BTH opcode), its size on the wire, and per-hop timing the receiving port fills in. Packets live in a pool and
-// cross ports as 32-bit handles (STYLE rule 19); the bytes themselves are not simulated. Transport fields an HCA
-// needs (QPN, PSN, ...) are added by the HCA model's issue.
+// BTH opcode, destination QP, PSN, AckReq), its size on the wire, and per-hop timing the receiving port fills in.
+// Packets live in a pool and cross ports as 32-bit handles (STYLE rule 19); the bytes themselves are not
+// simulated. The extension headers (RETH, AETH, DETH, AtomicETH, ImmDt) only HCAs read live in their own pool
+// (models/hca), named by `transport_headers`, so that switches touch one cache line per packet.
 #pragma once
 
 #include <cstdint>
@@ -26,14 +27,18 @@ struct Packet {
   std::uint32_t payload_bytes = 0; ///< data payload, before padding
   std::uint16_t slid = 0;          ///< source LID (LRH)
   std::uint16_t dlid = 0;          ///< destination LID (LRH); switches forward on it
-  std::uint8_t sl = 0;             ///< service level (LRH), 0..15; each hop maps it to a VL by SL2VL
-  std::uint8_t vl = 0;             ///< VL of the current hop (LRH.VL, rewritten at each output port)
-  std::uint8_t in_port = 0;        ///< port number it arrives on at the current node
-  std::uint8_t out_port = 0;       ///< the current switch's LFT answer for DLID
-  std::uint8_t out_vl = 0;         ///< the current switch's SL2VL answer for (in_port, out_port, SL)
+  std::uint32_t dest_qpn = 0;      ///< BTH.DestQP
+  std::uint32_t psn = 0;           ///< BTH.PSN (24 bits)
+  std::uint32_t transport_headers = 0xffffffffu; ///< handle of the HCA's extension headers, if any
+  std::uint8_t sl = 0;                           ///< service level (LRH), 0..15; each hop maps it to a VL by SL2VL
+  std::uint8_t vl = 0;                           ///< VL of the current hop (LRH.VL, rewritten at each output port)
+  std::uint8_t in_port = 0;                      ///< port number it arrives on at the current node
+  std::uint8_t out_port = 0;                     ///< the current switch's LFT answer for DLID
+  std::uint8_t out_vl = 0;                       ///< the current switch's SL2VL answer for (in_port, out_port, SL)
   Transport transport = Transport::rc;
   Opcode opcode = Opcode::send_only;
   bool global_route = false; ///< carries a GRH
+  bool ack_request = false;  ///< BTH.A: the responder must acknowledge this packet
 };
 
 using PacketPool = sim::Pool<Packet>;

@@ -251,8 +251,8 @@ TEST_CASE("cli: params rejects a bad profile name or value with exit 2 and a cle
   };
   const std::vector<Case> cases = {
       {{"params", "switch", "--profile", "no-such-switch"},
-       "ibnetsim params: unknown profile 'no-such-switch'; profiles: connectx3-fdr, connectx4-edr, connectx6-hdr, "
-       "copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, quantum-hdr, "
+       "ibnetsim params: unknown profile 'no-such-switch'; profiles: connect-ib-fdr, connectx3-fdr, connectx4-edr, "
+       "connectx5-edr, connectx6-hdr, copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, quantum-hdr, "
        "switch-ib2-edr, switchx2-fdr, xeon-e5-haswell"},
       {{"params", "switch", "--profile", "fibre"},
        "fibre.json:/model: expected \"switch\" (the model it is read as), got string \"cable\""},

@@ -124,8 +124,8 @@ TEST_CASE("cli topo: bad options exit 2 with the message and the usage", "[cli][
        "ibnetsim topo import: --cable: expected a cable profile (copper-dac, fibre), got 'quantum-hdr'\n",
        "--cable"},
       {{"topo", "import", "x.txt", "--hca-profile", "quantum-hdr"},
-       "ibnetsim topo import: --hca-profile: expected an hca profile (connectx3-fdr, connectx4-edr, connectx6-hdr), "
-       "got 'quantum-hdr', a switch profile\n",
+       "ibnetsim topo import: --hca-profile: expected an hca profile (connect-ib-fdr, connectx3-fdr, connectx4-edr, "
+       "connectx5-edr, connectx6-hdr), got 'quantum-hdr', a switch profile\n",
        "--cable"},
       {{"topo", "import", "x.txt", "--length-m", "-1"},
        "ibnetsim topo import: --length-m: expected a length in metres, > 0 and <= 1000000, got '-1'\n",

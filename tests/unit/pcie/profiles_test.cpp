@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -81,6 +82,30 @@ TEST_CASE("pcie profiles: the host profile reads and validates with a source per
   CHECK(host.mmio_doorbell_bytes == 8);
   CHECK(host.write_combining_bytes == 64);
   CHECK(host.infinite_completion_credits);
+  // The verbs driver's CPU costs, each set.
+  for (const auto& [key, cost] : {std::pair<const char*, sim::Time>{"post_send_cpu_cost_ns", host.post_send_cpu_cost},
+                                  {"wqe_build_cpu_cost_ns", host.wqe_build_cpu_cost},
+                                  {"post_recv_cpu_cost_ns", host.post_recv_cpu_cost},
+                                  {"poll_cq_cpu_cost_ns", host.poll_cq_cpu_cost},
+                                  {"cqe_read_cpu_cost_ns", host.cqe_read_cpu_cost}}) {
+    INFO(key);
+    CHECK(cost > sim::Time::zero());
+    CHECK(cost < sim::Time::from_ns(100));
+  }
+  CHECK(host.inline_copy_ns_per_byte > 0);
+}
+
+TEST_CASE("pcie profiles: the host's CPU costs give the ATC'16 single-core posting rates", "[pcie][quick]") {
+  // Reference E13: one Haswell core posts 10.0 M UD SENDs/s of 60 B inline payload (a 128 B WQE: two 64 B
+  // write-combined lines) by BlueFlame, CPU-bound; with Doorbell batches of 16 over 4 QPs, 32.2 M/s.
+  const pcie::HostParams host = host_profile();
+  const double inline_ns = 60 * host.inline_copy_ns_per_byte;
+  const double blueflame_ns =
+      (host.post_send_cpu_cost + host.wqe_build_cpu_cost + host.mmio_write_cpu_cost * 2).ns() + inline_ns;
+  CHECK(1000 / blueflame_ns == Approx(10.0).epsilon(0.15));
+  const double batched_ns =
+      (host.post_send_cpu_cost + host.mmio_write_cpu_cost).ns() / 16 + host.wqe_build_cpu_cost.ns() + inline_ns;
+  CHECK(1000 / batched_ns == Approx(32.2).epsilon(0.15));
 }
 
 TEST_CASE("pcie profiles: the schema lists exactly the link and host keys", "[pcie][quick]") {

@@ -200,8 +200,8 @@ TEST_CASE("topology::read_topology: each rejected input names the file, the poin
   }
   SECTION("no such profile") {
     doc["nodes"][0]["profile"] = "connectx9";
-    message = "t.json:/nodes/0/profile: expected an hca profile (connectx3-fdr, connectx4-edr, connectx6-hdr), got "
-              "string \"connectx9\", no such profile";
+    message = "t.json:/nodes/0/profile: expected an hca profile (connect-ib-fdr, connectx3-fdr, connectx4-edr, "
+              "connectx5-edr, connectx6-hdr), got string \"connectx9\", no such profile";
   }
   SECTION("unknown kind") {
     doc["nodes"][0]["kind"] = "router";

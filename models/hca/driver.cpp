@@ -1,0 +1,230 @@
+// The driver's side of the HCA (what libibverbs and the mlx5 provider do on the CPU): queues allocated in host
+// memory, QP state transitions, WQEs written into the send queue followed by a doorbell or a BlueFlame copy,
+// receive WQEs, and CQ polling that frees send-queue entries up to each completed WQE.
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/hca/hca.h"
+#include "models/hca/hca_state.h"
+
+namespace ib::hca {
+
+std::uint32_t Hca::create_cq(std::uint32_t depth, sim::Signal* signal) {
+  if (depth == 0)
+    throw std::invalid_argument("a CQ needs at least one entry");
+  Cq cq;
+  cq.depth = depth;
+  cq.address = memory_.allocate(std::uint64_t{depth} * params_.cqe_bytes);
+  cq.ring.resize(depth);
+  cq.signal = signal;
+  cqs_.push_back(std::move(cq));
+  return static_cast<std::uint32_t>(cqs_.size() - 1);
+}
+
+std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq,
+                             std::uint32_t recv_cq) {
+  if (caps.max_send_wr == 0 || caps.max_send_wr > params_.max_qp_wr || caps.max_recv_wr == 0 ||
+      caps.max_recv_wr > params_.max_qp_wr)
+    throw std::invalid_argument("queue depths must be 1.." + std::to_string(params_.max_qp_wr));
+  if (caps.max_inline_data > params_.max_inline_data_bytes)
+    throw std::invalid_argument("max_inline_data above the device's " + std::to_string(params_.max_inline_data_bytes) +
+                                " bytes");
+  if (send_cq >= cqs_.size() || recv_cq >= cqs_.size())
+    throw std::invalid_argument("no such CQ");
+  Qp qp;
+  qp.type = type;
+  qp.index = static_cast<std::uint32_t>(qps_.size());
+  qp.qpn = qp.index + 2; // QP0 and QP1 are the management QPs
+  qp.caps = caps;
+  qp.send_cq = send_cq;
+  qp.recv_cq = recv_cq;
+  // The send queue holds max_send_wr of its largest WQEs (mlx5 sizes it from max_inline_data the same way).
+  verbs::SendWr largest;
+  largest.opcode = verbs::WrOpcode::rdma_write;
+  largest.inline_data = caps.max_inline_data > 0;
+  largest.length_bytes = caps.max_inline_data;
+  verbs::SendWr atomic;
+  atomic.opcode = verbs::WrOpcode::atomic_cmp_and_swp;
+  atomic.length_bytes = 8;
+  const std::uint32_t block = params_.wqe_basic_block_bytes;
+  const std::uint32_t wqe_max = std::max(send_wqe_bytes(type, largest, block), send_wqe_bytes(type, atomic, block));
+  qp.sq_bytes = caps.max_send_wr * wqe_max;
+  qp.sq_address = memory_.allocate(qp.sq_bytes);
+  qp.rq_address = memory_.allocate(std::uint64_t{caps.max_recv_wr} * params_.recv_wqe_bytes);
+  qp.sq.resize(caps.max_send_wr);
+  qp.wqes.resize(caps.max_send_wr);
+  qp.rq.resize(caps.max_recv_wr);
+  qp.atomic_results.resize(std::max<std::uint32_t>(params_.max_qp_dest_rd_atom, 1));
+  qps_.push_back(std::move(qp));
+  return qps_.back().qpn;
+}
+
+verbs::QpState Hca::qp_state(std::uint32_t qpn) const {
+  return qp_by_qpn(qpn).state;
+}
+
+std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpState state, const verbs::QpAttr& attr) {
+  Qp* found = find_qp(qpn);
+  if (found == nullptr)
+    return "no QP " + std::to_string(qpn);
+  Qp& qp = *found;
+  using S = verbs::QpState;
+  if (state == S::error) {
+    fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
+    return "";
+  }
+  const bool connected = qp.type != verbs::QpType::ud;
+  switch (state) {
+  case S::init:
+    if (qp.state != S::reset)
+      return "INIT: expected a QP in RESET";
+    if (attr.port < 1 || attr.port > ports_.size())
+      return "INIT: port " + std::to_string(attr.port) + " does not exist";
+    qp.attr.port = attr.port;
+    qp.attr.qkey = attr.qkey;
+    break;
+  case S::rtr:
+    if (qp.state != S::init)
+      return "RTR: expected a QP in INIT";
+    if (connected && attr.dest_lid == 0)
+      return "RTR: dest_lid must be set";
+    if (static_cast<std::uint32_t>(attr.path_mtu) > 4096 || static_cast<std::uint32_t>(attr.path_mtu) < 256)
+      return "RTR: path_mtu must be 256..4096";
+    if (attr.max_dest_rd_atomic > params_.max_qp_dest_rd_atom)
+      return "RTR: max_dest_rd_atomic above the device's " + std::to_string(params_.max_qp_dest_rd_atom);
+    qp.attr.dest_lid = attr.dest_lid;
+    qp.attr.dest_qpn = attr.dest_qpn;
+    qp.attr.sl = attr.sl;
+    qp.attr.path_mtu = attr.path_mtu;
+    qp.attr.rq_psn = attr.rq_psn & psn_mask;
+    qp.attr.min_rnr_timer = attr.min_rnr_timer;
+    qp.attr.max_dest_rd_atomic = attr.max_dest_rd_atomic;
+    qp.mtu = static_cast<std::uint32_t>(attr.path_mtu);
+    qp.expected_psn = qp.attr.rq_psn;
+    break;
+  case S::rts:
+    if (qp.state != S::rtr)
+      return "RTS: expected a QP in RTR";
+    if (attr.max_rd_atomic > params_.max_qp_rd_atom)
+      return "RTS: max_rd_atomic above the device's " + std::to_string(params_.max_qp_rd_atom);
+    if (attr.retry_cnt > 7 || attr.rnr_retry > 7 || attr.timeout > 31)
+      return "RTS: retry_cnt and rnr_retry are 0..7, timeout 0..31";
+    qp.attr.sq_psn = attr.sq_psn & psn_mask;
+    qp.attr.timeout = attr.timeout;
+    qp.attr.retry_cnt = attr.retry_cnt;
+    qp.attr.rnr_retry = attr.rnr_retry;
+    qp.attr.max_rd_atomic = std::max<std::uint8_t>(attr.max_rd_atomic, 1);
+    qp.next_psn = qp.attr.sq_psn;
+    qp.acked_psn = qp.highest_sent_psn = psn_add(qp.attr.sq_psn, psn_mask);
+    qp.retries_left = attr.retry_cnt;
+    qp.rnr_retries_left = attr.rnr_retry;
+    break;
+  case S::reset:
+    return "RESET: not supported after creation";
+  case S::error:
+    break;
+  }
+  qp.state = state;
+  return "";
+}
+
+verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::SendWr> wrs) {
+  Qp& qp = qp_by_qpn(qpn);
+  if (qp.state != verbs::QpState::rts)
+    return {verbs::PostError::invalid_state, 0};
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  std::uint32_t posted = 0;
+  verbs::PostResult result;
+  std::uint32_t last_wqe_bytes = 0;
+  for (const verbs::SendWr& wr : wrs) {
+    using Op = verbs::WrOpcode;
+    const bool atomic = wr.opcode == Op::atomic_cmp_and_swp || wr.opcode == Op::atomic_fetch_and_add;
+    const bool valid_opcode =
+        qp.type == verbs::QpType::rc || (qp.type == verbs::QpType::uc && wr.opcode != Op::rdma_read && !atomic) ||
+        (qp.type == verbs::QpType::ud && (wr.opcode == Op::send || wr.opcode == Op::send_with_imm));
+    const bool bad = !valid_opcode || (wr.inline_data && wr.length_bytes > qp.caps.max_inline_data) ||
+                     (wr.inline_data && (wr.opcode == Op::rdma_read || atomic)) || (atomic && wr.length_bytes != 8) ||
+                     (qp.type == verbs::QpType::ud && (wr.length_bytes > qp.mtu || wr.ah.dlid == 0));
+    if (bad) {
+      result = {verbs::PostError::invalid_wr, posted};
+      break;
+    }
+    if (qp.sq_posted - qp.sq_freed >= depth) {
+      result = {verbs::PostError::queue_full, posted};
+      break;
+    }
+    SendSlot& slot = qp.sq[qp.sq_posted % depth];
+    slot.wr = wr;
+    slot.wqe_bytes = send_wqe_bytes(qp.type, wr, params_.wqe_basic_block_bytes);
+    if (qp.sq_byte_cursor + slot.wqe_bytes > qp.sq_bytes)
+      qp.sq_byte_cursor = 0; // the driver pads to the ring's end with a NOP
+    slot.address = qp.sq_address + qp.sq_byte_cursor;
+    qp.sq_byte_cursor += slot.wqe_bytes;
+    slot.inline_bytes.clear();
+    if (wr.inline_data && memory_.keeps_contents()) {
+      slot.inline_bytes.resize(wr.length_bytes);
+      memory_.read(wr.local_address, slot.inline_bytes);
+    }
+    last_wqe_bytes = slot.wqe_bytes;
+    ++qp.sq_posted;
+    ++posted;
+  }
+  if (posted == 0)
+    return result;
+  // One doorbell per post: BlueFlame copies a lone small WQE through write-combining MMIO instead.
+  const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::doorbell), qp.index);
+  ops_[op].count = qp.sq_posted;
+  const bool blueflame = blueflame_ && posted == 1 && last_wqe_bytes <= params_.blueflame_buffer_bytes;
+  ops_[op].blueflame = blueflame;
+  if (blueflame) {
+    ++pcie_.blueflame_writes;
+    pcie_.blueflame_bytes += last_wqe_bytes;
+    bus_->mmio_write(sim, last_wqe_bytes, host_.write_combining_bytes, op.value);
+  } else {
+    ++pcie_.doorbells;
+    bus_->mmio_write(sim, host_.mmio_doorbell_bytes, host_.mmio_doorbell_bytes, op.value);
+  }
+  return result;
+}
+
+verbs::PostResult Hca::post_recv(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::RecvWr> wrs) {
+  (void)sim;
+  Qp& qp = qp_by_qpn(qpn);
+  if (qp.state == verbs::QpState::reset || qp.state == verbs::QpState::error)
+    return {verbs::PostError::invalid_state, 0};
+  std::uint32_t posted = 0;
+  for (const verbs::RecvWr& wr : wrs) {
+    if (qp.rq_posted - qp.rq_freed >= qp.caps.max_recv_wr)
+      return {verbs::PostError::queue_full, posted};
+    // The receive WQE goes to the ring and the doorbell record in host memory: no MMIO (mlx5).
+    qp.rq[qp.rq_posted % qp.caps.max_recv_wr] = wr;
+    ++qp.rq_posted;
+    ++posted;
+  }
+  return {};
+}
+
+int Hca::poll_cq(std::uint32_t cq_index, std::span<verbs::WorkCompletion> out) {
+  Cq& cq = cqs_.at(cq_index);
+  if (cq.overrun)
+    return -1;
+  int n = 0;
+  while (cq.consumed != cq.visible && static_cast<std::size_t>(n) < out.size()) {
+    const CqEntry& e = cq.ring[cq.consumed % cq.depth];
+    out[static_cast<std::size_t>(n++)] = e.wc;
+    Qp& qp = qps_[e.qp_index];
+    // A completion frees its WQE and every unsignaled one before it.
+    if (e.is_send)
+      qp.sq_freed = std::max(qp.sq_freed, e.wqe_index + 1);
+    else
+      qp.rq_freed = std::max(qp.rq_freed, e.wqe_index + 1);
+    ++cq.consumed;
+  }
+  return n;
+}
+
+std::uint32_t Hca::cq_ready(std::uint32_t cq) const {
+  return cqs_.at(cq).visible - cqs_.at(cq).consumed;
+}
+
+} // namespace ib::hca

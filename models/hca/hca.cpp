@@ -1,0 +1,479 @@
+// Wiring, event dispatch, and the transmit side of the HCA's ports: the packet builder that takes QPs round robin
+// and the transmitter that sends built packets in order, control packets (ACKs, NAKs) first.
+#include "models/hca/hca.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "models/hca/hca_state.h"
+#include "sim/errors.h"
+
+namespace ib::hca {
+
+sim::Time rnr_timer_duration(std::uint8_t encoded) {
+  // IBA vol 1 Table 45, in units of 10 ns.
+  static constexpr std::array<std::int64_t, 32> hundredths_of_us = {
+      65536'00, 1,   2,   3,   4,    6,    8,    12,   16,   24,   32,   48,    64,    96,    128,   192,
+      256,      384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+  return sim::Time::from_ns(hundredths_of_us[encoded & 31] * 10);
+}
+
+std::uint32_t send_wqe_bytes(verbs::QpType type, const verbs::SendWr& wr, std::uint32_t basic_block_bytes) {
+  constexpr std::uint32_t control = 16, remote_address = 16, atomic = 16, datagram = 48, data_pointer = 16;
+  constexpr std::uint32_t inline_header = 4;
+  std::uint32_t bytes = control;
+  const bool rdma = wr.opcode == verbs::WrOpcode::rdma_write || wr.opcode == verbs::WrOpcode::rdma_write_with_imm ||
+                    wr.opcode == verbs::WrOpcode::rdma_read;
+  const bool is_atomic =
+      wr.opcode == verbs::WrOpcode::atomic_cmp_and_swp || wr.opcode == verbs::WrOpcode::atomic_fetch_and_add;
+  if (type == verbs::QpType::ud)
+    bytes += datagram;
+  if (rdma || is_atomic)
+    bytes += remote_address;
+  if (is_atomic)
+    bytes += atomic;
+  if (wr.inline_data)
+    bytes += (inline_header + wr.length_bytes + 15) / 16 * 16;
+  else if (wr.length_bytes > 0 || is_atomic)
+    bytes += data_pointer;
+  return (bytes + basic_block_bytes - 1) / basic_block_bytes * basic_block_bytes;
+}
+
+Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParams& host, sim::Target self,
+         std::uint32_t component_id, Wire& wire, pcie::HostMemory& memory)
+    : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory) {
+  bus_ = std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this);
+  ports_.resize(params.port_count);
+  for (std::uint8_t i = 0; i < params.port_count; ++i)
+    ports_[i].index = i;
+  send_engine_free_.assign(params.send_engines, sim::Time::zero());
+  send_engine_qp_.assign(params.send_engines, 0xffffffffu);
+  receive_engine_free_.assign(params.receive_engines, sim::Time::zero());
+  receive_engine_qp_.assign(params.receive_engines, 0xffffffffu);
+  atomic_bucket_busy_.assign(params.atomic_lock_buckets, 0);
+}
+
+Hca::~Hca() = default;
+
+link::Port& Hca::port(std::uint8_t number) {
+  return ports_[number - 1u].port;
+}
+void Hca::set_lid(std::uint8_t port_number, std::uint16_t lid) {
+  ports_[port_number - 1u].lid = lid;
+}
+std::uint16_t Hca::lid(std::uint8_t port_number) const {
+  return ports_[port_number - 1u].lid;
+}
+
+void Hca::set_sl_to_vl(std::uint8_t port_number, const std::array<std::uint8_t, 16>& table) {
+  PortState& p = ports_[port_number - 1u];
+  p.sl_to_vl = table;
+  p.sl_to_vl_set = true;
+}
+
+Hca::Qp* Hca::find_qp(std::uint32_t qpn) {
+  const std::uint32_t index = qpn - 2;
+  return qpn >= 2 && index < qps_.size() ? &qps_[index] : nullptr;
+}
+Hca::Qp& Hca::qp_by_qpn(std::uint32_t qpn) {
+  Qp* qp = find_qp(qpn);
+  if (qp == nullptr)
+    throw std::invalid_argument("no QP " + std::to_string(qpn));
+  return *qp;
+}
+const Hca::Qp& Hca::qp_by_qpn(std::uint32_t qpn) const {
+  return const_cast<Hca*>(this)->qp_by_qpn(qpn);
+}
+std::uint32_t Hca::qp_count() const {
+  return static_cast<std::uint32_t>(qps_.size());
+}
+const QpCounters& Hca::qp_counters(std::uint32_t qpn) const {
+  return qp_by_qpn(qpn).counters;
+}
+
+Hca::DmaHandle Hca::new_op(std::uint8_t purpose, std::uint32_t qp) {
+  const DmaHandle h = ops_.acquire();
+  ops_[h].purpose = static_cast<Purpose>(purpose);
+  ops_[h].qp = qp;
+  return h;
+}
+
+link::PacketHandle Hca::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
+                                   std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn) {
+  const link::PacketHandle h = wire_.packets.acquire();
+  link::Packet& p = wire_.packets[h];
+  const auto transport = qp.type == verbs::QpType::rc   ? link::Transport::rc
+                         : qp.type == verbs::QpType::uc ? link::Transport::uc
+                                                        : link::Transport::ud;
+  p.transport = transport;
+  p.opcode = opcode;
+  p.payload_bytes = payload;
+  p.wire_bytes = link::wire_bytes(transport, opcode, payload, false);
+  p.slid = ports_[0].lid;
+  p.dlid = dlid;
+  p.sl = sl;
+  p.dest_qpn = dest_qpn;
+  p.psn = psn & psn_mask;
+  p.transport_headers = wire_.headers.acquire().value;
+  return h;
+}
+
+TransportHeaders& Hca::headers_of(link::PacketHandle packet) {
+  return wire_.headers[sim::Handle<TransportHeaders>{wire_.packets[packet].transport_headers}];
+}
+
+void Hca::free_packet(link::PacketHandle packet) {
+  wire_.headers.release(sim::Handle<TransportHeaders>{wire_.packets[packet].transport_headers});
+  wire_.packets.release(packet);
+}
+
+void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
+  if (event.kind >= static_cast<std::uint8_t>(Kind::first_bus_kind)) {
+    bus_->on_event(sim, event);
+    return;
+  }
+  switch (static_cast<Kind>(event.kind)) {
+  case Kind::packet_arrives: {
+    const link::PacketHandle packet{event.handle};
+    on_packet_arrives(sim, ports_[wire_.packets[packet].in_port - 1u], packet);
+    return;
+  }
+  case Kind::flow_control_arrives: {
+    PortState& p = ports_[link::Port::port_of(event) - 1u];
+    p.port.on_flow_control_arrives(sim);
+    try_transmit(sim, p);
+    return;
+  }
+  case Kind::flow_control_refresh:
+    ports_[link::Port::port_of(event) - 1u].port.on_flow_control_refresh(sim);
+    return;
+  case Kind::tx_done:
+    on_tx_done(sim, ports_[event.handle]);
+    return;
+  case Kind::tx_wake: {
+    PortState& p = ports_[event.handle];
+    if (event.generation == p.wake_generation)
+      p.wake_at = sim::Time::max();
+    pump_tx(sim, p);
+    return;
+  }
+  case Kind::doorbell_ready:
+    on_doorbell(sim, DmaHandle{event.handle});
+    return;
+  case Kind::wqe_processed:
+    on_wqe_processed(sim, qps_[event.handle]);
+    return;
+  case Kind::rx_processed:
+    on_rx_processed(sim, link::PacketHandle{event.handle});
+    return;
+  case Kind::cqe_ready: {
+    const DmaHandle op{event.handle};
+    const std::uint32_t cq = ops_[op].qp;
+    ++pcie_.cqe_writes;
+    bus_->dma_write(sim, cqs_[cq].address + (ops_[op].count % cqs_[cq].depth) * params_.cqe_bytes, params_.cqe_bytes,
+                    op.value);
+    return;
+  }
+  case Kind::retry_timer:
+    on_retry_timer(sim, qps_[event.handle]);
+    return;
+  case Kind::rnr_timer:
+    on_rnr_timer(sim, qps_[event.handle]);
+    return;
+  case Kind::first_bus_kind:
+    break;
+  }
+}
+
+// ---- The bus's callbacks: route each finished transaction to its purpose.
+
+void Hca::mmio_arrived(sim::Simulator& sim, std::uint32_t token) {
+  sim.schedule_in(params_.doorbell_processing, self_, static_cast<std::uint8_t>(Kind::doorbell_ready), token);
+}
+
+void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
+  const DmaHandle h{token};
+  DmaOp& op = ops_[h];
+  switch (op.purpose) {
+  case Purpose::wqe_fetch: {
+    Qp& qp = qps_[op.qp];
+    const std::uint32_t count = op.count;
+    ops_.release(h);
+    on_wqes_fetched(sim, qp, count);
+    return;
+  }
+  case Purpose::payload_read: {
+    TxEntry& entry = tx_entries_[op.tx];
+    if (memory_.keeps_contents()) {
+      TransportHeaders& hd = headers_of(entry.packet);
+      hd.payload.resize(op.bytes);
+      memory_.read(op.address, hd.payload);
+    }
+    entry.payload_in = true;
+    PortState& port = ports_[op.port];
+    ops_.release(h);
+    try_transmit(sim, port);
+    return;
+  }
+  case Purpose::recv_wqe_fetch: {
+    Qp& qp = qps_[op.qp];
+    ops_.release(h);
+    qp.rq_fetching = false;
+    ++qp.rq_fetched;
+    drain_parked(sim, qp);
+    return;
+  }
+  case Purpose::atomic_read: {
+    Qp& qp = qps_[op.qp];
+    link::Packet& request = wire_.packets[op.packet];
+    TransportHeaders& hd = headers_of(op.packet);
+    std::array<std::uint8_t, 8> bytes{};
+    memory_.read(op.address, bytes);
+    std::uint64_t original = 0;
+    for (int i = 7; i >= 0; --i)
+      original = original << 8 | bytes[static_cast<std::size_t>(i)];
+    const std::uint64_t updated = request.opcode == link::Opcode::compare_swap
+                                      ? (original == hd.compare_add ? hd.swap : original)
+                                      : original + hd.compare_add;
+    for (std::size_t i = 0; i < 8; ++i)
+      bytes[i] = static_cast<std::uint8_t>(updated >> (8 * i));
+    memory_.write(op.address, bytes);
+    op.purpose = Purpose::atomic_write;
+    op.count = 0;
+    hd.original = original;
+    ++pcie_.atomic_writes;
+    (void)qp;
+    bus_->dma_write(sim, op.address, 8, h.value);
+    return;
+  }
+  default:
+    throw sim::InvariantViolation("hca-dma", "hca", "a read completed for a transaction that is not a read", "");
+  }
+}
+
+void Hca::dma_write_done(sim::Simulator& sim, std::uint32_t token) {
+  const DmaHandle h{token};
+  DmaOp& op = ops_[h];
+  switch (op.purpose) {
+  case Purpose::place_payload:
+  case Purpose::place_response:
+  case Purpose::place_atomic:
+    // The data has left the HCA: its IB receive buffer is free again.
+    consume_packet(sim, op.packet);
+    op.packet = link::PacketHandle{};
+    return;
+  case Purpose::atomic_write: {
+    // The read-modify-write is done: answer, and let the next atomic on this bucket go.
+    Qp& qp = qps_[op.qp];
+    const link::Packet& request = wire_.packets[op.packet];
+    const TransportHeaders& rh = headers_of(op.packet);
+    const std::uint64_t original = rh.original;
+    const std::uint32_t psn = request.psn;
+    AtomicResult& slot = qp.atomic_results[qp.atomic_results_next++ % qp.atomic_results.size()];
+    slot = {psn, original, true};
+    consume_packet(sim, op.packet);
+    const std::uint32_t bucket = op.bucket;
+    ops_.release(h);
+    --qp.responder_busy;
+    const link::PacketHandle ack =
+        new_packet(qp, qp.attr.dest_lid, qp.attr.sl, link::Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
+    TransportHeaders& ah = headers_of(ack);
+    ah.syndrome = static_cast<std::uint8_t>(Aeth::ack);
+    ah.msn = qp.msn;
+    ah.original = original;
+    send_control(sim, qp, ack);
+    atomic_bucket_busy_[bucket] = 0;
+    run_atomics(sim, bucket);
+    return;
+  }
+  default:
+    return; // CQE writes finish when visible
+  }
+}
+
+void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
+  const DmaHandle h{token};
+  DmaOp& op = ops_[h];
+  if (op.purpose != Purpose::cqe_write) {
+    if (op.purpose == Purpose::place_payload || op.purpose == Purpose::place_response ||
+        op.purpose == Purpose::place_atomic)
+      ops_.release(h);
+    return;
+  }
+  Cq& cq = cqs_[op.qp];
+  cq.ring[op.count % cq.depth] = op.cqe;
+  ++cq.visible;
+  ops_.release(h);
+  if (cq.signal != nullptr)
+    cq.signal->notify();
+  (void)sim;
+}
+
+// ---- Transmit side.
+
+void Hca::activate(sim::Simulator& sim, Qp& qp) {
+  if (qp.active)
+    return;
+  PortState& port = ports_[qp.attr.port - 1u];
+  qp.active = true;
+  port.active.push_back(qp.index);
+  pump_tx(sim, port);
+}
+
+void Hca::wake_tx(sim::Simulator& sim, PortState& port, sim::Time at) {
+  if (at >= port.wake_at)
+    return;
+  port.wake_at = at;
+  sim.schedule(at, self_, static_cast<std::uint8_t>(Kind::tx_wake), port.index, ++port.wake_generation);
+}
+
+void Hca::pump_tx(sim::Simulator& sim, PortState& port) {
+  // The builder takes QPs round robin, one packet per turn, while the port's payload buffer has room and a few
+  // packets per send engine are waiting; each packet's headers are built on its QP's send engine
+  // (engine_build_time), so that packets from different engines are built in parallel.
+  const std::uint32_t max_waiting = 4 * static_cast<std::uint32_t>(send_engine_free_.size());
+  while (!port.active.empty() && port.data.size() < max_waiting) {
+    const std::uint32_t index = port.active.front();
+    Qp& qp = qps_[index];
+    const bool response = responder_can_build(qp);
+    if (!response && !requester_can_build(qp)) {
+      port.active.pop_front();
+      qp.active = false;
+      continue;
+    }
+    // Room for a full packet's payload; the QP keeps its turn until a packet leaves and frees some.
+    if (port.payload_buffered > 0 && port.payload_buffered + qp.mtu > params_.tx_payload_buffer_bytes)
+      break;
+    port.active.pop_front();
+    if (response)
+      build_response_packet(sim, port, qp);
+    else
+      build_request_packet(sim, port, qp);
+    if (responder_can_build(qp) || requester_can_build(qp))
+      port.active.push_back(index);
+    else
+      qp.active = false;
+  }
+  try_transmit(sim, port);
+}
+
+sim::Time Hca::engine_build_time(sim::Simulator& sim, const Qp& qp) {
+  const std::size_t engine = qp.index % send_engine_free_.size();
+  sim::Time t = std::max(sim.now(), send_engine_free_[engine]) + params_.tx_packet_processing;
+  if (send_engine_qp_[engine] != qp.index) {
+    t += params_.qp_context_access;
+    send_engine_qp_[engine] = qp.index;
+  }
+  send_engine_free_[engine] = t;
+  return t;
+}
+
+void Hca::send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet) {
+  PortState& port = ports_[qp.attr.port - 1u];
+  wire_.packets[packet].slid = port.lid;
+  port.control.push_back(packet);
+  try_transmit(sim, port);
+}
+
+void Hca::try_transmit(sim::Simulator& sim, PortState& port) {
+  const sim::Time now = sim.now();
+  if (port.transmitting || !port.port.may_start(now))
+    return;
+  const auto vl_of = [&](const link::Packet& p) {
+    return port.sl_to_vl_set ? port.sl_to_vl[p.sl & 15]
+                             : static_cast<std::uint8_t>(p.sl % std::max<std::uint8_t>(port.port.data_vls(), 1));
+  };
+  if (!port.control.empty()) {
+    const link::PacketHandle h = port.control.front();
+    link::Packet& p = wire_.packets[h];
+    const std::uint8_t vl = vl_of(p);
+    if (!port.port.has_credits(now, vl, p.wire_bytes)) {
+      port.port.note_blocked(sim);
+      return;
+    }
+    port.control.pop_front();
+    p.injected_at = now;
+    const sim::Time done = port.port.send(sim, wire_.packets, h, vl, now);
+    port.transmitting = true;
+    port.sending = TxHandle{};
+    sim.schedule(done, self_, static_cast<std::uint8_t>(Kind::tx_done), port.index);
+    return;
+  }
+  while (!port.data.empty()) {
+    const TxHandle th = port.data.front();
+    TxEntry& entry = tx_entries_[th];
+    if (!entry.payload_in)
+      return; // its DMA read wakes us
+    if (entry.generation != qps_[entry.qp_index].tx_generation) {
+      // Built before a rewind: go-back-N rebuilds it.
+      port.data.pop_front();
+      port.payload_buffered -= entry.payload_bytes;
+      free_packet(entry.packet);
+      tx_entries_.release(th);
+      continue;
+    }
+    if (entry.ready_at > now) {
+      wake_tx(sim, port, entry.ready_at);
+      return;
+    }
+    link::Packet& p = wire_.packets[entry.packet];
+    const std::uint8_t vl = vl_of(p);
+    if (!port.port.has_credits(now, vl, p.wire_bytes)) {
+      port.port.note_blocked(sim);
+      return;
+    }
+    port.data.pop_front();
+    p.injected_at = now;
+    p.slid = port.lid;
+    Qp& qp = qps_[entry.qp_index];
+    ++qp.counters.packets_sent;
+    const sim::Time done = port.port.send(sim, wire_.packets, entry.packet, vl, now);
+    port.transmitting = true;
+    port.sending = th;
+    if (entry.is_request)
+      on_request_sent(sim, qp, entry);
+    sim.schedule(done, self_, static_cast<std::uint8_t>(Kind::tx_done), port.index);
+    return;
+  }
+  port.port.flush_flow_control(sim);
+}
+
+void Hca::on_tx_done(sim::Simulator& sim, PortState& port) {
+  port.transmitting = false;
+  if (port.sending.valid()) {
+    TxEntry& entry = tx_entries_[port.sending];
+    port.payload_buffered -= entry.payload_bytes;
+    Qp& qp = qps_[entry.qp_index];
+    // UC and UD requests complete when their last packet has left.
+    if (entry.is_request && entry.last_of_message && qp.type != verbs::QpType::rc &&
+        entry.generation == qp.tx_generation) {
+      qp.wqes[entry.wqe_index % qp.caps.max_send_wr].done = true;
+      complete_requests(sim, qp);
+    }
+    tx_entries_.release(port.sending);
+    port.sending = TxHandle{};
+  }
+  pump_tx(sim, port);
+  if (!port.transmitting)
+    port.port.flush_flow_control(sim);
+}
+
+std::string Hca::check_quiescent() const {
+  for (const Qp& qp : qps_) {
+    if (qp.state == verbs::QpState::reset)
+      continue;
+    if (qp.uncompleted != qp.sq_posted)
+      return "QP " + std::to_string(qp.qpn) + ": " + std::to_string(qp.sq_posted - qp.uncompleted) +
+             " send work requests never completed";
+    if (!qp.parked.empty())
+      return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
+  }
+  for (const PortState& p : ports_)
+    if (!p.data.empty() || !p.control.empty())
+      return "port " + std::to_string(p.index + 1) + ": packets still queued";
+  if (!bus_->idle())
+    return "PCIe bus still busy";
+  return "";
+}
+
+} // namespace ib::hca

@@ -1,0 +1,263 @@
+// A host channel adapter (DESIGN §3): queue pairs whose queues live in host memory, reached through the PCIe bus
+// (models/pcie/bus.h), and IB ports (models/link/port.h) into the fabric. Every step is a transaction of the
+// models underneath:
+//   post_send  the driver writes WQEs into the send queue in host memory, then rings the doorbell (an 8-byte MMIO
+//              write) or, for a single small WQE, copies it through BlueFlame (64-byte write-combined MMIO);
+//   fetch      after a doorbell the QP's send engine reads the new WQEs by one DMA read per contiguous range;
+//   packets    the port's packet builder takes QPs round robin, builds one packet per turn at the path MTU and
+//              fetches its payload by DMA read unless it was inlined; packets leave in build order when their
+//              payload is in and the link has credits;
+//   responder  received packets are checked by the QP's receive engine; payloads go to host memory by DMA
+//              write (the IB receive buffer frees when the write has left the HCA); a SEND first reads its RECV
+//              WQE; READs are answered with packets whose payload is read from host memory; atomics are a DMA
+//              read and write under a lock on the address's bucket;
+//   completion RC requests complete on ACK or response, UC and UD ones when their last packet has left; a CQE is
+//              built and written to the CQ in host memory by DMA write; the program sees it when it is visible.
+// RC recovers losses with go-back-N (sequence NAKs and the retry timer, limited by retry_cnt) and waits out RNR
+// NAKs (rnr_retry); a QP that exhausts them goes to the error state and flushes its work requests.
+// Left out: multiple scatter/gather entries, shared receive queues, memory registration keys and their checks
+// beyond bounds, the QP-context cache and its misses, GRH/global routing, APM, and multicast.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/hca/params.h"
+#include "models/hca/verbs.h"
+#include "models/link/link.h"
+#include "models/pcie/bus.h"
+#include "models/pcie/host_memory.h"
+#include "models/pcie/params.h"
+#include "sim/host_runtime.h"
+#include "sim/pool.h"
+#include "sim/ring.h"
+#include "sim/simulator.h"
+
+namespace ib::hca {
+
+/// The extension headers of one packet (IBA vol 1 §9.3) and, in verification mode, its payload bytes.
+struct TransportHeaders {
+  std::uint64_t remote_address = 0;  ///< RETH.VA
+  std::uint32_t dma_length = 0;      ///< RETH.DMALength
+  std::uint32_t immediate = 0;       ///< ImmDt
+  std::uint64_t compare_add = 0;     ///< AtomicETH
+  std::uint64_t swap = 0;            ///< AtomicETH
+  std::uint64_t original = 0;        ///< AtomicAckETH
+  std::uint32_t src_qpn = 0;         ///< DETH
+  std::uint32_t qkey = 0;            ///< DETH
+  std::uint32_t msn = 0;             ///< AETH
+  std::uint8_t syndrome = 0;         ///< AETH: Aeth below
+  std::uint8_t nak_timer = 0;        ///< AETH of an RNR NAK: the encoded wait
+  std::vector<std::uint8_t> payload; ///< verification mode only
+};
+
+/// AETH syndromes (IBA vol 1 §9.7.5.2.1), the ones the model sends.
+enum class Aeth : std::uint8_t { ack, rnr_nak, nak_sequence, nak_invalid_request, nak_remote_access };
+
+/// What travels between HCAs: packets and their extension headers. The composer owns one for the fabric.
+struct Wire {
+  link::PacketPool& packets;
+  sim::Pool<TransportHeaders> headers;
+  explicit Wire(link::PacketPool& pool) : packets(pool) {}
+};
+
+/// The microseconds an encoded RNR NAK timer stands for (IBA vol 1 Table 45); 0 encodes 655.36 ms.
+sim::Time rnr_timer_duration(std::uint8_t encoded);
+/// Bytes of a send WQE in the mlx5 layout: control segment, address or datagram segment, data or inline segment,
+/// rounded up to basic blocks.
+std::uint32_t send_wqe_bytes(verbs::QpType type, const verbs::SendWr& wr, std::uint32_t basic_block_bytes);
+
+/// Counters of one QP. PCIe transactions are counted by purpose; the bus counts their TLPs.
+struct QpCounters {
+  std::uint64_t messages_sent = 0, bytes_sent = 0, packets_sent = 0;
+  std::uint64_t messages_received = 0, bytes_received = 0, packets_received = 0;
+  std::uint64_t retransmitted_packets = 0, timeouts = 0, sequence_naks_received = 0, rnr_naks_received = 0;
+  std::uint64_t rnr_naks_sent = 0, sequence_naks_sent = 0, duplicates_received = 0, dropped = 0;
+};
+
+/// PCIe transactions of an HCA by what they were for.
+struct PcieCounters {
+  std::uint64_t doorbells = 0, blueflame_writes = 0, blueflame_bytes = 0;
+  std::uint64_t wqe_fetches = 0, wqe_fetch_bytes = 0;
+  std::uint64_t payload_reads = 0, payload_read_bytes = 0;   ///< requester payload and READ responder data
+  std::uint64_t payload_writes = 0, payload_write_bytes = 0; ///< received payload and READ response data
+  std::uint64_t recv_wqe_fetches = 0;
+  std::uint64_t cqe_writes = 0;
+  std::uint64_t atomic_reads = 0, atomic_writes = 0;
+};
+
+class Hca : public pcie::BusClient {
+public:
+  enum class Kind : std::uint8_t {
+    packet_arrives = static_cast<std::uint8_t>(link::PortEventKind::packet_arrives),
+    flow_control_arrives = static_cast<std::uint8_t>(link::PortEventKind::flow_control_arrives),
+    flow_control_refresh = static_cast<std::uint8_t>(link::PortEventKind::flow_control_refresh),
+    tx_done = link::first_node_event_kind, ///< handle = port index
+    tx_wake,                               ///< handle = port index: the builder is free or a packet is ready
+    doorbell_ready,                        ///< handle = DMA op of the doorbell
+    wqe_processed,                         ///< handle = QP index: its next WQE is processed
+    rx_processed,                          ///< handle = packet
+    cqe_ready,                             ///< handle = DMA op of the CQE: built, its write may go
+    retry_timer,                           ///< handle = QP index
+    rnr_timer,                             ///< handle = QP index
+    first_bus_kind,
+  };
+  static constexpr std::uint8_t kind_count = static_cast<std::uint8_t>(Kind::first_bus_kind) + pcie::Bus::kind_count;
+
+  /// An HCA of `params` behind a bus of `bus`, in a host with `host` CPU costs and `memory`. Events go to `self`.
+  Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParams& host, sim::Target self,
+      std::uint32_t component_id, Wire& wire, pcie::HostMemory& memory);
+  ~Hca() override;
+  Hca(const Hca&) = delete;
+  Hca& operator=(const Hca&) = delete;
+
+  // The fabric's face.
+  link::Port& port(std::uint8_t number);
+  void set_lid(std::uint8_t port_number, std::uint16_t lid);
+  std::uint16_t lid(std::uint8_t port_number) const;
+  /// SL→VL of a port's transmit side (default: SL modulo the port's data VLs).
+  void set_sl_to_vl(std::uint8_t port_number, const std::array<std::uint8_t, 16>& table);
+  void on_event(sim::Simulator& sim, const sim::Event& event);
+
+  // The driver's face (what libibverbs and the mlx5 provider do on the CPU). Called by host programs at the
+  // current instant; the CPU time they take is the caller's to charge (models/host).
+  const Params& params() const { return params_; }
+  const pcie::HostParams& host_params() const { return host_; }
+  pcie::HostMemory& memory() { return memory_; }
+  /// A CQ of `depth` entries in host memory; `signal` (may be null) is raised whenever a CQE becomes visible.
+  std::uint32_t create_cq(std::uint32_t depth, sim::Signal* signal);
+  /// A QP in RESET; its QPN. Throws std::invalid_argument for caps beyond the device's.
+  std::uint32_t create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq, std::uint32_t recv_cq);
+  /// Moves a QP to `state` with `attr` (RESET→INIT→RTR→RTS, or →ERROR); "" or why the transition is invalid.
+  std::string modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpState state, const verbs::QpAttr& attr);
+  verbs::QpState qp_state(std::uint32_t qpn) const;
+  /// BlueFlame for single-WR posts (mlx5's default; MLX5_SHUT_UP_BF=1 turns it off).
+  void set_blueflame(bool enabled) { blueflame_ = enabled; }
+  /// Writes the WRs' WQEs into the send queue and rings the doorbell (or BlueFlame). What the CPU spent:
+  /// `cpu_cost` (WQE building and inline copies, before the MMIO write is issued).
+  verbs::PostResult post_send(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::SendWr> wrs);
+  verbs::PostResult post_recv(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::RecvWr> wrs);
+  /// Takes up to out.size() visible CQEs; -1 if the CQ overran.
+  int poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out);
+  /// CQEs visible and not yet polled.
+  std::uint32_t cq_ready(std::uint32_t cq) const;
+
+  // Observation.
+  const QpCounters& qp_counters(std::uint32_t qpn) const;
+  const PcieCounters& pcie_counters() const { return pcie_; }
+  const pcie::Bus& bus() const { return *bus_; }
+  std::uint32_t qp_count() const;
+  /// Bytes of SEND and WRITE payload this HCA placed in host memory as a responder, and requested ones it sent
+  /// and had completed successfully: summed over a fabric, the two must agree.
+  std::uint64_t responder_bytes_placed() const { return responder_bytes_placed_; }
+  std::uint64_t requester_bytes_completed() const { return requester_bytes_completed_; }
+  /// Test hook (fault injection): the next `count` data packets this HCA receives are dropped on arrival.
+  void drop_next_received(std::uint32_t count) { drop_next_ += count; }
+  std::uint64_t packets_dropped_by_fault() const { return dropped_by_fault_; }
+  /// Every posted send WR completed (or flushed) and nothing left in flight on the HCA: "" or what is left.
+  std::string check_quiescent() const;
+
+  // pcie::BusClient.
+  void dma_read_done(sim::Simulator& sim, std::uint32_t token) override;
+  void dma_write_done(sim::Simulator& sim, std::uint32_t token) override;
+  void dma_write_visible(sim::Simulator& sim, std::uint32_t token) override;
+  void mmio_arrived(sim::Simulator& sim, std::uint32_t token) override;
+
+private:
+  struct Qp;
+  struct Cq;
+  struct PortState;
+  struct TxEntry;
+  struct DmaOp;
+  struct ReadJob;
+  using TxHandle = sim::Handle<TxEntry>;
+  using DmaHandle = sim::Handle<DmaOp>;
+
+  // hca.cpp: wiring, events, the transmit side of the ports.
+  Qp& qp_by_qpn(std::uint32_t qpn);
+  const Qp& qp_by_qpn(std::uint32_t qpn) const;
+  Qp* find_qp(std::uint32_t qpn);
+  DmaHandle new_op(std::uint8_t purpose, std::uint32_t qp);
+  void activate(sim::Simulator& sim, Qp& qp);
+  void pump_tx(sim::Simulator& sim, PortState& port);
+  void try_transmit(sim::Simulator& sim, PortState& port);
+  void wake_tx(sim::Simulator& sim, PortState& port, sim::Time at);
+  void on_tx_done(sim::Simulator& sim, PortState& port);
+  link::PacketHandle new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
+                                std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn);
+  TransportHeaders& headers_of(link::PacketHandle packet);
+  void free_packet(link::PacketHandle packet);
+  void send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  /// When the QP's send engine will have built the headers of a packet it starts on now.
+  sim::Time engine_build_time(sim::Simulator& sim, const Qp& qp);
+
+  // requester.cpp: doorbells, WQE fetch and processing, packet building, ACK handling, retries, completions.
+  void on_doorbell(sim::Simulator& sim, DmaHandle op);
+  void fetch_wqes(sim::Simulator& sim, Qp& qp);
+  void on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count);
+  void on_wqe_processed(sim::Simulator& sim, Qp& qp);
+  bool requester_can_build(const Qp& qp) const;
+  void build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp);
+  void on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
+  void on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h);
+  void on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  void acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
+  void complete_requests(sim::Simulator& sim, Qp& qp);
+  void rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
+  void arm_retry_timer(sim::Simulator& sim, Qp& qp);
+  void on_retry_timer(sim::Simulator& sim, Qp& qp);
+  void on_rnr_timer(sim::Simulator& sim, Qp& qp);
+  void fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status);
+  void write_cqe(sim::Simulator& sim, std::uint32_t cq, const verbs::WorkCompletion& wc, std::uint32_t qp_index,
+                 std::uint32_t wqe_index, bool is_send);
+
+  // responder.cpp: received packets.
+  void on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle packet);
+  void on_rx_processed(sim::Simulator& sim, link::PacketHandle packet);
+  void respond(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  void fetch_recv_wqe(sim::Simulator& sim, Qp& qp);
+  void drain_parked(sim::Simulator& sim, Qp& qp);
+  void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address,
+                     std::uint8_t purpose);
+  void consume_packet(sim::Simulator& sim, link::PacketHandle packet);
+  void send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn);
+  void start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h);
+  bool responder_can_build(const Qp& qp) const;
+  void build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp);
+  void start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request);
+  void run_atomics(sim::Simulator& sim, std::uint32_t bucket);
+  void finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h);
+
+  Params params_;
+  pcie::HostParams host_;
+  sim::Target self_;
+  std::uint32_t component_id_;
+  Wire& wire_;
+  pcie::HostMemory& memory_;
+  std::unique_ptr<pcie::Bus> bus_;
+  std::vector<PortState> ports_;
+  std::vector<Qp> qps_;
+  std::vector<Cq> cqs_;
+  sim::Pool<TxEntry> tx_entries_;
+  sim::Pool<DmaOp> ops_;
+  std::vector<sim::Time> send_engine_free_;
+  std::vector<std::uint32_t> send_engine_qp_;
+  std::vector<sim::Time> receive_engine_free_;
+  std::vector<std::uint32_t> receive_engine_qp_;
+  sim::Time completion_unit_free_;
+  std::vector<std::uint32_t> atomic_bucket_busy_; ///< per bucket: an atomic holds it
+  sim::Ring<DmaHandle> atomics_waiting_;
+  PcieCounters pcie_;
+  bool blueflame_ = true;
+  std::uint32_t drop_next_ = 0;
+  std::uint64_t dropped_by_fault_ = 0;
+  std::uint64_t responder_bytes_placed_ = 0;
+  std::uint64_t requester_bytes_completed_ = 0;
+};
+
+} // namespace ib::hca

@@ -1,0 +1,194 @@
+// The HCA's private state, shared by its implementation files (hca.cpp, requester.cpp, responder.cpp,
+// driver.cpp). Not part of the model's public interface.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/hca/hca.h"
+
+namespace ib::hca {
+
+inline constexpr std::uint32_t psn_mask = 0xffffff;
+inline std::uint32_t psn_add(std::uint32_t psn, std::uint32_t n) {
+  return (psn + n) & psn_mask;
+}
+/// a - b in PSN space, as a signed distance within half the 24-bit space (IBA vol 1 §9.7.1).
+inline std::int32_t psn_diff(std::uint32_t a, std::uint32_t b) {
+  const std::uint32_t d = (a - b) & psn_mask;
+  return d >= 0x800000 ? static_cast<std::int32_t>(d) - 0x1000000 : static_cast<std::int32_t>(d);
+}
+
+/// What a DMA or MMIO transaction is for; the bus hands its token back when it is done.
+enum class Purpose : std::uint8_t {
+  doorbell,       ///< MMIO: doorbell or BlueFlame
+  wqe_fetch,      ///< read of send WQEs
+  payload_read,   ///< read of a packet's payload (request data, or READ response data at the responder)
+  recv_wqe_fetch, ///< read of a receive WQE
+  place_payload,  ///< write of a received SEND or WRITE packet's payload
+  place_response, ///< write of READ response data at the requester
+  place_atomic,   ///< write of an atomic's original value at the requester
+  cqe_write,      ///< write of a CQE
+  atomic_read,    ///< responder: the read of a read-modify-write
+  atomic_write,   ///< responder: the write of a read-modify-write
+};
+
+/// One send queue entry as the driver wrote it in host memory.
+struct SendSlot {
+  verbs::SendWr wr;
+  std::vector<std::uint8_t> inline_bytes; ///< verification mode: the data copied into the WQE at post time
+  std::uint32_t wqe_bytes = 0;
+  std::uint64_t address = 0;
+};
+
+/// The HCA's transport state of one send WQE once fetched.
+struct WqeState {
+  std::uint32_t first_psn = 0;
+  std::uint32_t psn_count = 1;    ///< PSNs the message uses (READ: its response packets)
+  std::uint32_t packets = 1;      ///< request packets it sends
+  std::uint32_t responses_in = 0; ///< READ: response packets received in order
+  bool blueflame = false;         ///< arrived with its doorbell
+  bool done = false;              ///< acknowledged or responded
+  bool counted_read = false;      ///< a READ/atomic request of it is outstanding (counts against initiator depth)
+  verbs::WcStatus status = verbs::WcStatus::success;
+};
+
+struct AtomicResult {
+  std::uint32_t psn = 0;
+  std::uint64_t original = 0;
+  bool valid = false;
+};
+
+struct Hca::ReadJob {
+  std::uint32_t first_psn;
+  std::uint64_t address; ///< responder memory
+  std::uint32_t length;
+  std::uint32_t packets;
+  std::uint32_t next_packet; ///< packets built so far
+};
+
+struct Hca::Qp {
+  verbs::QpType type = verbs::QpType::rc;
+  verbs::QpState state = verbs::QpState::reset;
+  std::uint32_t qpn = 0;
+  std::uint32_t index = 0;
+  verbs::QpCaps caps;
+  verbs::QpAttr attr;
+  std::uint32_t send_cq = 0, recv_cq = 0;
+  std::uint32_t mtu = 4096;
+
+  // Host memory (written by the driver, read by the HCA's DMA).
+  std::uint64_t sq_address = 0, rq_address = 0;
+  std::uint32_t sq_bytes = 0;       ///< ring size
+  std::uint32_t sq_byte_cursor = 0; ///< where the next WQE goes
+  std::vector<SendSlot> sq;
+  std::vector<verbs::RecvWr> rq;
+  std::uint32_t sq_posted = 0, sq_freed = 0; ///< driver: WQEs written, and freed by polled completions
+  std::uint32_t rq_posted = 0, rq_freed = 0;
+
+  // Requester (device side).
+  std::uint32_t doorbell_producer = 0; ///< the latest producer index a doorbell announced
+  std::uint32_t fetched = 0;           ///< WQEs on the HCA (fetched or arrived by BlueFlame)
+  bool fetching = false;
+  std::uint32_t processing = 0;    ///< WQEs handed to the send engine
+  std::uint32_t processed = 0;     ///< WQEs the send engine has finished with
+  std::vector<WqeState> wqes;      ///< by WQE index modulo the queue depth
+  std::uint32_t cursor_wqe = 0;    ///< next request packet: its WQE ...
+  std::uint32_t cursor_packet = 0; ///< ... and its packet within the message
+  std::uint32_t next_psn = 0;
+  std::uint32_t highest_sent_psn = 0;  ///< last PSN sent (RC)
+  std::uint32_t acked_psn = 0;         ///< last PSN acknowledged
+  std::uint32_t uncompleted = 0;       ///< WQEs before this one have completed
+  std::uint32_t reads_outstanding = 0; ///< READ/atomic requests sent and not answered
+  std::uint8_t retries_left = 7, rnr_retries_left = 7;
+  sim::Time retry_deadline = sim::Time::max();
+  bool retry_timer_pending = false;
+  bool rnr_waiting = false;
+  std::uint32_t rnr_resume_psn = 0;
+  std::uint32_t tx_generation = 0; ///< bumped on rewind: packets built before are discarded unsent
+  bool active = false;             ///< in its port's builder ring
+
+  // Responder.
+  std::uint32_t expected_psn = 0;
+  std::uint32_t msn = 0;
+  bool nak_sent = false;
+  std::uint32_t rq_fetched = 0;  ///< RECV WQEs the HCA has read
+  std::uint32_t rq_consumed = 0; ///< RECV WQEs claimed by accepted messages
+  std::uint32_t rq_placed = 0;   ///< RECV WQEs whose message placement has started
+  bool rq_fetching = false;
+  sim::Ring<link::PacketHandle> parked; ///< received packets waiting for their RECV WQE
+  bool in_message = false;              ///< a multi-packet SEND or WRITE is being received
+  bool message_failed = false;          ///< UC: the current message lost a packet; drop until FIRST/ONLY
+  std::uint32_t recv_index = 0;
+  std::uint32_t message_offset = 0;
+  std::uint64_t write_address = 0;
+  std::uint32_t write_length = 0;
+  sim::Ring<ReadJob> read_jobs;
+  std::uint32_t responder_busy = 0; ///< READs and atomics being served
+  std::vector<AtomicResult> atomic_results;
+  std::uint32_t atomic_results_next = 0;
+
+  QpCounters counters;
+};
+
+struct CqEntry {
+  verbs::WorkCompletion wc;
+  std::uint32_t qp_index = 0;
+  std::uint32_t wqe_index = 0;
+  bool is_send = false;
+};
+
+struct Hca::Cq {
+  std::uint32_t depth = 0;
+  std::uint64_t address = 0;
+  std::vector<CqEntry> ring;
+  std::uint32_t issued = 0;   ///< CQEs the HCA has started writing
+  std::uint32_t visible = 0;  ///< CQEs visible in host memory (in order: posted writes are ordered)
+  std::uint32_t consumed = 0; ///< CQEs the driver has polled
+  bool overrun = false;
+  sim::Signal* signal = nullptr;
+};
+
+struct Hca::TxEntry {
+  link::PacketHandle packet;
+  std::uint32_t qp_index = 0;
+  std::uint32_t generation = 0;
+  std::uint32_t wqe_index = 0;
+  std::uint32_t payload_bytes = 0; ///< held in the port's payload buffer
+  sim::Time ready_at;              ///< headers built
+  bool payload_in = true;
+  bool is_request = false; ///< a requester packet (else a response)
+  bool last_of_message = false;
+};
+
+struct Hca::PortState {
+  link::Port port;
+  std::uint16_t lid = 0;
+  std::uint8_t index = 0;
+  std::array<std::uint8_t, 16> sl_to_vl{};
+  bool sl_to_vl_set = false;
+  sim::Ring<std::uint32_t> active;       ///< QP indices with packets to build, round robin
+  sim::Ring<TxHandle> data;              ///< built packets, in build order
+  sim::Ring<link::PacketHandle> control; ///< ACKs and NAKs, sent before data
+  std::uint32_t payload_buffered = 0;
+  bool transmitting = false;
+  TxHandle sending; ///< the data packet on the wire, if any
+  sim::Time wake_at = sim::Time::max();
+  std::uint32_t wake_generation = 0;
+};
+
+struct Hca::DmaOp {
+  Purpose purpose = Purpose::doorbell;
+  std::uint32_t qp = 0;
+  std::uint32_t count = 0; ///< WQEs fetched; doorbell: the producer index it announces
+  std::uint32_t port = 0;
+  link::PacketHandle packet; ///< the packet whose payload moves, or the atomic request
+  TxHandle tx;               ///< payload_read
+  std::uint64_t address = 0;
+  std::uint32_t bytes = 0;
+  std::uint32_t bucket = 0; ///< atomics
+  bool blueflame = false;
+  CqEntry cqe;
+};
+
+} // namespace ib::hca

@@ -1,0 +1,558 @@
+// The requester: doorbells and BlueFlame, WQE fetch and processing on the QP's send engine, request packets at
+// the path MTU, and, for RC, acknowledgements, READ and atomic responses, go-back-N on sequence NAKs and
+// timeouts, RNR waits, and completions in WQE order.
+#include <algorithm>
+
+#include "models/hca/hca.h"
+#include "models/hca/hca_state.h"
+#include "sim/errors.h"
+
+namespace ib::hca {
+namespace {
+
+using verbs::WrOpcode;
+
+bool is_read_like(WrOpcode op) {
+  return op == WrOpcode::rdma_read || op == WrOpcode::atomic_cmp_and_swp || op == WrOpcode::atomic_fetch_and_add;
+}
+bool is_atomic(WrOpcode op) {
+  return op == WrOpcode::atomic_cmp_and_swp || op == WrOpcode::atomic_fetch_and_add;
+}
+bool with_immediate(WrOpcode op) {
+  return op == WrOpcode::send_with_imm || op == WrOpcode::rdma_write_with_imm;
+}
+bool is_write(WrOpcode op) {
+  return op == WrOpcode::rdma_write || op == WrOpcode::rdma_write_with_imm;
+}
+
+std::uint32_t packets_of(std::uint32_t length, std::uint32_t mtu) {
+  return length == 0 ? 1 : (length + mtu - 1) / mtu;
+}
+
+/// The opcode of packet `i` of `n` of a SEND or WRITE message.
+link::Opcode request_opcode(WrOpcode op, std::uint32_t i, std::uint32_t n) {
+  const bool imm = with_immediate(op);
+  if (is_write(op)) {
+    if (n == 1)
+      return imm ? link::Opcode::rdma_write_only_with_immediate : link::Opcode::rdma_write_only;
+    if (i == 0)
+      return link::Opcode::rdma_write_first;
+    if (i + 1 < n)
+      return link::Opcode::rdma_write_middle;
+    return imm ? link::Opcode::rdma_write_last_with_immediate : link::Opcode::rdma_write_last;
+  }
+  if (n == 1)
+    return imm ? link::Opcode::send_only_with_immediate : link::Opcode::send_only;
+  if (i == 0)
+    return link::Opcode::send_first;
+  if (i + 1 < n)
+    return link::Opcode::send_middle;
+  return imm ? link::Opcode::send_last_with_immediate : link::Opcode::send_last;
+}
+
+verbs::WcOpcode completion_opcode(WrOpcode op) {
+  switch (op) {
+  case WrOpcode::send:
+  case WrOpcode::send_with_imm:
+    return verbs::WcOpcode::send;
+  case WrOpcode::rdma_write:
+  case WrOpcode::rdma_write_with_imm:
+    return verbs::WcOpcode::rdma_write;
+  case WrOpcode::rdma_read:
+    return verbs::WcOpcode::rdma_read;
+  case WrOpcode::atomic_cmp_and_swp:
+    return verbs::WcOpcode::comp_swap;
+  case WrOpcode::atomic_fetch_and_add:
+    return verbs::WcOpcode::fetch_add;
+  }
+  return verbs::WcOpcode::send;
+}
+
+} // namespace
+
+void Hca::on_doorbell(sim::Simulator& sim, DmaHandle h) {
+  DmaOp& op = ops_[h];
+  Qp& qp = qps_[op.qp];
+  const std::uint32_t producer = op.count;
+  const bool blueflame = op.blueflame;
+  ops_.release(h);
+  if (qp.state == verbs::QpState::error)
+    return;
+  if (static_cast<std::int32_t>(producer - qp.doorbell_producer) > 0)
+    qp.doorbell_producer = producer;
+  if (blueflame && qp.fetched + 1 == producer && !qp.fetching) {
+    // The WQE came with the doorbell: nothing to fetch.
+    qp.wqes[qp.fetched % qp.caps.max_send_wr].blueflame = true;
+    on_wqes_fetched(sim, qp, 1);
+    return;
+  }
+  fetch_wqes(sim, qp);
+}
+
+void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
+  if (qp.fetching || qp.fetched == qp.doorbell_producer)
+    return;
+  // One DMA read for the new WQEs that lie contiguously in the ring.
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  const SendSlot& first = qp.sq[qp.fetched % depth];
+  std::uint32_t count = 0;
+  std::uint32_t bytes = 0;
+  while (qp.fetched + count != qp.doorbell_producer) {
+    const SendSlot& s = qp.sq[(qp.fetched + count) % depth];
+    if (s.address != first.address + bytes)
+      break;
+    bytes += s.wqe_bytes;
+    ++count;
+  }
+  qp.fetching = true;
+  const DmaHandle h = new_op(static_cast<std::uint8_t>(Purpose::wqe_fetch), qp.index);
+  ops_[h].count = count;
+  ++pcie_.wqe_fetches;
+  pcie_.wqe_fetch_bytes += bytes;
+  bus_->dma_read(sim, first.address, bytes, h.value);
+}
+
+void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
+  qp.fetching = false;
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  for (std::uint32_t k = 0; k < count; ++k) {
+    WqeState& w = qp.wqes[(qp.fetched + k) % depth];
+    const bool blueflame = w.blueflame;
+    w = WqeState{};
+    w.blueflame = blueflame;
+  }
+  qp.fetched += count;
+  if (qp.state == verbs::QpState::error)
+    return;
+  // The QP's send engine parses the WQEs one after another.
+  const std::size_t engine = qp.index % send_engine_free_.size();
+  sim::Time t = std::max(sim.now(), send_engine_free_[engine]);
+  for (std::uint32_t k = 0; k < count; ++k) {
+    t += params_.wqe_processing;
+    if (send_engine_qp_[engine] != qp.index) {
+      t += params_.qp_context_access;
+      send_engine_qp_[engine] = qp.index;
+    }
+    sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::wqe_processed), qp.index);
+  }
+  send_engine_free_[engine] = t;
+  qp.processing += count;
+  fetch_wqes(sim, qp);
+}
+
+void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
+  if (qp.state == verbs::QpState::error || qp.processed == qp.processing)
+    return;
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  const SendSlot& slot = qp.sq[qp.processed % depth];
+  WqeState& w = qp.wqes[qp.processed % depth];
+  const WrOpcode op = slot.wr.opcode;
+  if (op == WrOpcode::rdma_read) {
+    w.packets = 1;
+    w.psn_count = packets_of(slot.wr.length_bytes, qp.mtu);
+  } else if (is_atomic(op)) {
+    w.packets = w.psn_count = 1;
+  } else {
+    w.packets = w.psn_count = packets_of(slot.wr.length_bytes, qp.mtu);
+  }
+  ++qp.processed;
+  activate(sim, qp);
+}
+
+bool Hca::requester_can_build(const Qp& qp) const {
+  if (qp.state != verbs::QpState::rts || qp.rnr_waiting || qp.cursor_wqe == qp.processed)
+    return false;
+  const WrOpcode op = qp.sq[qp.cursor_wqe % qp.caps.max_send_wr].wr.opcode;
+  return !is_read_like(op) || qp.reads_outstanding < qp.attr.max_rd_atomic;
+}
+
+void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  const std::uint32_t index = qp.cursor_wqe;
+  const SendSlot& slot = qp.sq[index % depth];
+  const verbs::SendWr& wr = slot.wr;
+  WqeState& w = qp.wqes[index % depth];
+  const std::uint32_t i = qp.cursor_packet;
+  if (i == 0)
+    w.first_psn = qp.next_psn;
+  const std::uint32_t psn = qp.next_psn;
+  const bool retransmission =
+      qp.type == verbs::QpType::rc && psn_diff(psn, qp.highest_sent_psn) <= 0 && psn_diff(psn, qp.acked_psn) > 0;
+
+  link::Opcode opcode;
+  std::uint32_t payload = 0;
+  if (wr.opcode == WrOpcode::rdma_read) {
+    opcode = link::Opcode::rdma_read_request;
+  } else if (is_atomic(wr.opcode)) {
+    opcode = wr.opcode == WrOpcode::atomic_cmp_and_swp ? link::Opcode::compare_swap : link::Opcode::fetch_add;
+  } else {
+    opcode = request_opcode(wr.opcode, i, w.packets);
+    payload = std::min(qp.mtu, wr.length_bytes - i * qp.mtu);
+  }
+  const bool ud = qp.type == verbs::QpType::ud;
+  const link::PacketHandle packet = new_packet(qp, ud ? wr.ah.dlid : qp.attr.dest_lid, ud ? wr.ah.sl : qp.attr.sl,
+                                               opcode, payload, psn, ud ? wr.remote_qpn : qp.attr.dest_qpn);
+  link::Packet& p = wire_.packets[packet];
+  TransportHeaders& h = headers_of(packet);
+  const bool last = i + 1 == w.packets;
+  if ((is_write(wr.opcode) && i == 0) || wr.opcode == WrOpcode::rdma_read || is_atomic(wr.opcode)) {
+    h.remote_address = wr.remote_address;
+    h.dma_length = wr.length_bytes;
+  }
+  h.immediate = wr.immediate;
+  h.compare_add = wr.compare_add;
+  h.swap = wr.swap;
+  h.src_qpn = qp.qpn;
+  h.qkey = wr.remote_qkey;
+  const std::uint32_t interval = params_.ack_request_interval_packets;
+  p.ack_request = qp.type == verbs::QpType::rc && (last || (interval > 0 && (i + 1) % interval == 0));
+
+  const TxHandle th = tx_entries_.acquire();
+  TxEntry& entry = tx_entries_[th];
+  entry.packet = packet;
+  entry.qp_index = qp.index;
+  entry.generation = qp.tx_generation;
+  entry.wqe_index = index;
+  entry.payload_bytes = payload;
+  entry.ready_at = engine_build_time(sim, qp);
+  entry.is_request = true;
+  entry.last_of_message = last;
+  entry.payload_in = payload == 0 || wr.inline_data;
+  if (payload > 0 && wr.inline_data && memory_.keeps_contents())
+    h.payload.assign(slot.inline_bytes.begin() + i * qp.mtu, slot.inline_bytes.begin() + i * qp.mtu + payload);
+  port.data.push_back(th);
+  port.payload_buffered += payload;
+  if (!entry.payload_in) {
+    const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
+    ops_[op].tx = th;
+    ops_[op].port = port.index;
+    ops_[op].address = wr.local_address + std::uint64_t{i} * qp.mtu;
+    ops_[op].bytes = payload;
+    ++pcie_.payload_reads;
+    pcie_.payload_read_bytes += payload;
+    bus_->dma_read(sim, ops_[op].address, payload, op.value);
+  }
+
+  if (retransmission)
+    ++qp.counters.retransmitted_packets;
+  if (i == 0) {
+    ++qp.counters.messages_sent;
+    qp.counters.bytes_sent += wr.length_bytes;
+  }
+  if (is_read_like(wr.opcode)) {
+    ++qp.reads_outstanding;
+    w.counted_read = true;
+    w.responses_in = 0;
+  }
+  qp.next_psn = psn_add(qp.next_psn, is_read_like(wr.opcode) ? w.psn_count : 1);
+  if (++qp.cursor_packet == w.packets) {
+    qp.cursor_packet = 0;
+    ++qp.cursor_wqe;
+  }
+}
+
+void Hca::on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
+  if (qp.type != verbs::QpType::rc)
+    return;
+  const link::Packet& p = wire_.packets[entry.packet];
+  const WqeState& w = qp.wqes[entry.wqe_index % qp.caps.max_send_wr];
+  const WrOpcode op = qp.sq[entry.wqe_index % qp.caps.max_send_wr].wr.opcode;
+  const std::uint32_t last_psn = op == WrOpcode::rdma_read ? psn_add(p.psn, w.psn_count - 1) : p.psn;
+  if (psn_diff(last_psn, qp.highest_sent_psn) > 0)
+    qp.highest_sent_psn = last_psn;
+  if (qp.retry_deadline == sim::Time::max())
+    arm_retry_timer(sim, qp);
+}
+
+void Hca::arm_retry_timer(sim::Simulator& sim, Qp& qp) {
+  if (qp.attr.timeout == 0) // infinite
+    return;
+  qp.retry_deadline =
+      sim.now() + sim::Time::from_ps(4'096'000) * (std::int64_t{1} << std::min<int>(qp.attr.timeout, 31));
+  if (!qp.retry_timer_pending) {
+    qp.retry_timer_pending = true;
+    sim.schedule(qp.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
+  }
+}
+
+void Hca::on_retry_timer(sim::Simulator& sim, Qp& qp) {
+  qp.retry_timer_pending = false;
+  if (qp.state != verbs::QpState::rts || qp.retry_deadline == sim::Time::max())
+    return;
+  if (sim.now() < qp.retry_deadline) { // pushed back by progress since it was scheduled
+    qp.retry_timer_pending = true;
+    sim.schedule(qp.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
+    return;
+  }
+  qp.retry_deadline = sim::Time::max();
+  if (psn_diff(qp.highest_sent_psn, qp.acked_psn) <= 0 || qp.rnr_waiting)
+    return;
+  ++qp.counters.timeouts;
+  if (qp.retries_left == 0) {
+    fail_qp(sim, qp, verbs::WcStatus::retry_exc_err);
+    return;
+  }
+  --qp.retries_left;
+  rewind(sim, qp, psn_add(qp.acked_psn, 1));
+}
+
+void Hca::on_rnr_timer(sim::Simulator& sim, Qp& qp) {
+  if (!qp.rnr_waiting || qp.state != verbs::QpState::rts)
+    return;
+  qp.rnr_waiting = false;
+  rewind(sim, qp, qp.rnr_resume_psn);
+}
+
+void Hca::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  // Find the WQE the PSN belongs to among those built; every WQE from there on is built again.
+  std::uint32_t index = qp.uncompleted;
+  for (; index != qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u); ++index) {
+    const WqeState& w = qp.wqes[index % depth];
+    if (psn_diff(psn, w.first_psn) >= 0 && psn_diff(psn, psn_add(w.first_psn, w.psn_count)) < 0)
+      break;
+  }
+  if (index == qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u)) {
+    // Nothing built at that PSN: only the timer state changes.
+    arm_retry_timer(sim, qp);
+    return;
+  }
+  for (std::uint32_t k = index; k != qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u); ++k) {
+    WqeState& w = qp.wqes[k % depth];
+    if (w.counted_read) {
+      w.counted_read = false;
+      --qp.reads_outstanding;
+    }
+    w.responses_in = 0;
+  }
+  WqeState& w = qp.wqes[index % depth];
+  const bool whole = is_read_like(qp.sq[index % depth].wr.opcode);
+  qp.cursor_wqe = index;
+  qp.cursor_packet = whole ? 0 : static_cast<std::uint32_t>(psn_diff(psn, w.first_psn));
+  qp.next_psn = whole ? w.first_psn : psn;
+  ++qp.tx_generation;
+  arm_retry_timer(sim, qp);
+  activate(sim, qp);
+}
+
+void Hca::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h) {
+  if (qp.state != verbs::QpState::rts || qp.type != verbs::QpType::rc)
+    return;
+  switch (static_cast<Aeth>(h.syndrome)) {
+  case Aeth::ack:
+    acknowledge_upto(sim, qp, packet.psn);
+    return;
+  case Aeth::nak_sequence:
+    ++qp.counters.sequence_naks_received;
+    acknowledge_upto(sim, qp, psn_add(packet.psn, psn_mask));
+    rewind(sim, qp, packet.psn);
+    return;
+  case Aeth::rnr_nak:
+    ++qp.counters.rnr_naks_received;
+    acknowledge_upto(sim, qp, psn_add(packet.psn, psn_mask));
+    if (qp.attr.rnr_retry != 7) {
+      if (qp.rnr_retries_left == 0) {
+        fail_qp(sim, qp, verbs::WcStatus::rnr_retry_exc_err);
+        return;
+      }
+      --qp.rnr_retries_left;
+    }
+    qp.rnr_waiting = true;
+    qp.rnr_resume_psn = packet.psn;
+    qp.retry_deadline = sim::Time::max();
+    ++qp.tx_generation;
+    sim.schedule_in(rnr_timer_duration(h.nak_timer), self_, static_cast<std::uint8_t>(Kind::rnr_timer), qp.index);
+    return;
+  case Aeth::nak_invalid_request:
+  case Aeth::nak_remote_access:
+    acknowledge_upto(sim, qp, psn_add(packet.psn, psn_mask));
+    fail_qp(sim, qp,
+            static_cast<Aeth>(h.syndrome) == Aeth::nak_invalid_request ? verbs::WcStatus::rem_inv_req_err
+                                                                       : verbs::WcStatus::rem_access_err);
+    return;
+  }
+}
+
+void Hca::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
+  if (psn_diff(psn, qp.acked_psn) <= 0 || psn_diff(psn, qp.highest_sent_psn) > 0)
+    return;
+  // Requests up to `psn` are acknowledged; a READ or atomic there whose answer is missing stops the advance
+  // (its responses were lost: the retry timer asks again).
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  const std::uint32_t built_end = qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u);
+  for (std::uint32_t k = qp.uncompleted; k != built_end; ++k) {
+    WqeState& w = qp.wqes[k % depth];
+    if (w.done)
+      continue;
+    if (psn_diff(psn, w.first_psn) < 0)
+      break;
+    if (is_read_like(qp.sq[k % depth].wr.opcode)) {
+      psn = psn_add(w.first_psn, psn_mask);
+      break;
+    }
+    if (psn_diff(psn, psn_add(w.first_psn, w.psn_count - 1)) >= 0 && (k != qp.cursor_wqe || qp.cursor_packet == 0))
+      w.done = true;
+    else
+      break;
+  }
+  if (psn_diff(psn, qp.acked_psn) <= 0)
+    return;
+  qp.acked_psn = psn;
+  qp.retries_left = qp.attr.retry_cnt;
+  qp.rnr_retries_left = qp.attr.rnr_retry;
+  qp.retry_deadline = sim::Time::max();
+  if (psn_diff(qp.highest_sent_psn, qp.acked_psn) > 0)
+    arm_retry_timer(sim, qp);
+  complete_requests(sim, qp);
+}
+
+void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+  const link::Packet& p = wire_.packets[handle];
+  if (qp.state != verbs::QpState::rts || qp.type != verbs::QpType::rc) {
+    consume_packet(sim, handle);
+    return;
+  }
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  const std::uint32_t built_end = qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u);
+  std::uint32_t k = qp.uncompleted;
+  for (; k != built_end; ++k) {
+    const WqeState& w = qp.wqes[k % depth];
+    if (!w.done && is_read_like(qp.sq[k % depth].wr.opcode) && psn_diff(p.psn, w.first_psn) >= 0 &&
+        psn_diff(p.psn, psn_add(w.first_psn, w.psn_count)) < 0)
+      break;
+  }
+  if (k == built_end || !qp.wqes[k % depth].counted_read) {
+    ++qp.counters.duplicates_received; // an answer to a request given up on, or a duplicate
+    consume_packet(sim, handle);
+    return;
+  }
+  WqeState& w = qp.wqes[k % depth];
+  const verbs::SendWr& wr = qp.sq[k % depth].wr;
+  if (p.psn != psn_add(w.first_psn, w.responses_in)) {
+    ++qp.counters.dropped; // a gap: the timer asks again
+    consume_packet(sim, handle);
+    return;
+  }
+  // A response implicitly acknowledges every request before it.
+  acknowledge_upto(sim, qp, psn_add(w.first_psn, psn_mask));
+  ++qp.counters.packets_received;
+  const TransportHeaders& h = headers_of(handle);
+  if (p.opcode == link::Opcode::atomic_acknowledge) {
+    std::array<std::uint8_t, 8> bytes{};
+    for (std::size_t i = 0; i < 8; ++i)
+      bytes[i] = static_cast<std::uint8_t>(h.original >> (8 * i));
+    memory_.write(wr.local_address, bytes);
+    const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::place_atomic), qp.index);
+    ops_[op].packet = handle;
+    ++pcie_.payload_writes;
+    pcie_.payload_write_bytes += 8;
+    bus_->dma_write(sim, wr.local_address, 8, op.value);
+    w.responses_in = 1;
+  } else {
+    const std::uint64_t address = wr.local_address + std::uint64_t{w.responses_in} * qp.mtu;
+    if (p.payload_bytes > 0) {
+      if (memory_.keeps_contents())
+        memory_.write(address, h.payload);
+      const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::place_response), qp.index);
+      ops_[op].packet = handle;
+      ++pcie_.payload_writes;
+      pcie_.payload_write_bytes += p.payload_bytes;
+      bus_->dma_write(sim, address, p.payload_bytes, op.value);
+    } else {
+      consume_packet(sim, handle);
+    }
+    ++w.responses_in;
+  }
+  if (w.responses_in == w.psn_count) {
+    w.done = true;
+    w.counted_read = false;
+    --qp.reads_outstanding;
+    const std::uint32_t last = psn_add(w.first_psn, w.psn_count - 1);
+    if (psn_diff(last, qp.acked_psn) > 0) {
+      qp.acked_psn = last;
+      qp.retries_left = qp.attr.retry_cnt;
+      qp.retry_deadline = sim::Time::max();
+      if (psn_diff(qp.highest_sent_psn, qp.acked_psn) > 0)
+        arm_retry_timer(sim, qp);
+    }
+    complete_requests(sim, qp);
+    activate(sim, qp);
+  }
+}
+
+void Hca::complete_requests(sim::Simulator& sim, Qp& qp) {
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  while (qp.uncompleted != qp.processed && qp.wqes[qp.uncompleted % depth].done) {
+    const std::uint32_t k = qp.uncompleted;
+    const verbs::SendWr& wr = qp.sq[k % depth].wr;
+    if (wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode))
+      requester_bytes_completed_ += wr.length_bytes;
+    if (wr.signaled) {
+      verbs::WorkCompletion wc;
+      wc.wr_id = wr.wr_id;
+      wc.status = verbs::WcStatus::success;
+      wc.opcode = completion_opcode(wr.opcode);
+      wc.byte_len = wr.length_bytes;
+      wc.qp_num = qp.qpn;
+      write_cqe(sim, qp.send_cq, wc, qp.index, k, true);
+    }
+    ++qp.uncompleted;
+  }
+}
+
+void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
+  if (qp.state == verbs::QpState::error)
+    return;
+  qp.state = verbs::QpState::error;
+  ++qp.tx_generation;
+  qp.rnr_waiting = false;
+  qp.retry_deadline = sim::Time::max();
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  // The WQE that failed reports why; every other outstanding one is flushed (completions regardless of signaling).
+  bool first = true;
+  for (std::uint32_t k = qp.uncompleted; k != qp.sq_posted; ++k) {
+    const verbs::SendWr& wr = qp.sq[k % depth].wr;
+    verbs::WorkCompletion wc;
+    wc.wr_id = wr.wr_id;
+    wc.status = first && status != verbs::WcStatus::wr_flush_err ? status : verbs::WcStatus::wr_flush_err;
+    wc.opcode = completion_opcode(wr.opcode);
+    wc.qp_num = qp.qpn;
+    write_cqe(sim, qp.send_cq, wc, qp.index, k, true);
+    first = false;
+  }
+  qp.uncompleted = qp.sq_posted;
+  qp.processed = qp.processing = qp.cursor_wqe = qp.fetched = qp.doorbell_producer = qp.sq_posted;
+  qp.cursor_packet = 0;
+  const bool recv_in_use = qp.in_message && qp.rq_placed != 0 && qp.recv_index + 1 == qp.rq_placed;
+  for (std::uint32_t k = recv_in_use ? qp.recv_index : qp.rq_placed; k != qp.rq_posted; ++k) {
+    verbs::WorkCompletion wc;
+    wc.wr_id = qp.rq[k % qp.caps.max_recv_wr].wr_id;
+    wc.status = verbs::WcStatus::wr_flush_err;
+    wc.opcode = verbs::WcOpcode::recv;
+    wc.qp_num = qp.qpn;
+    write_cqe(sim, qp.recv_cq, wc, qp.index, k, false);
+  }
+  qp.rq_consumed = qp.rq_fetched = qp.rq_placed = qp.rq_posted;
+  qp.in_message = false;
+  while (!qp.parked.empty()) {
+    consume_packet(sim, qp.parked.front());
+    qp.parked.pop_front();
+  }
+}
+
+void Hca::write_cqe(sim::Simulator& sim, std::uint32_t cq_index, const verbs::WorkCompletion& wc,
+                    std::uint32_t qp_index, std::uint32_t wqe_index, bool is_send) {
+  Cq& cq = cqs_[cq_index];
+  if (cq.issued - cq.consumed >= cq.depth) {
+    cq.overrun = true; // the program polled too slowly: the CQ is in error, as on hardware
+    return;
+  }
+  const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::cqe_write), cq_index);
+  ops_[op].count = cq.issued++;
+  ops_[op].cqe = CqEntry{wc, qp_index, wqe_index, is_send};
+  // One completion unit builds CQEs in order; their writes then stay in order on the bus.
+  completion_unit_free_ = std::max(sim.now(), completion_unit_free_) + params_.cqe_generation;
+  sim.schedule(completion_unit_free_, self_, static_cast<std::uint8_t>(Kind::cqe_ready), op.value);
+}
+
+} // namespace ib::hca

@@ -1,0 +1,480 @@
+// The receive side: packets from the port through the QP's receive engine; the RC responder's PSN checks
+// (duplicates, sequence NAKs, RNR NAKs), payload placement by DMA write, RECV WQE fetch, READ responses and
+// atomics; UC and UD receive; and answers for the requester (ACKs, responses).
+#include <algorithm>
+
+#include "models/hca/hca.h"
+#include "models/hca/hca_state.h"
+#include "sim/errors.h"
+
+namespace ib::hca {
+namespace {
+
+using link::Opcode;
+
+bool is_send(Opcode op) {
+  return op == Opcode::send_first || op == Opcode::send_middle || op == Opcode::send_last ||
+         op == Opcode::send_last_with_immediate || op == Opcode::send_only || op == Opcode::send_only_with_immediate;
+}
+bool is_write(Opcode op) {
+  return op == Opcode::rdma_write_first || op == Opcode::rdma_write_middle || op == Opcode::rdma_write_last ||
+         op == Opcode::rdma_write_last_with_immediate || op == Opcode::rdma_write_only ||
+         op == Opcode::rdma_write_only_with_immediate;
+}
+bool starts_message(Opcode op) {
+  return op == Opcode::send_first || op == Opcode::send_only || op == Opcode::send_only_with_immediate ||
+         op == Opcode::rdma_write_first || op == Opcode::rdma_write_only ||
+         op == Opcode::rdma_write_only_with_immediate;
+}
+bool ends_message(Opcode op) {
+  return op == Opcode::send_last || op == Opcode::send_last_with_immediate || op == Opcode::send_only ||
+         op == Opcode::send_only_with_immediate || op == Opcode::rdma_write_last ||
+         op == Opcode::rdma_write_last_with_immediate || op == Opcode::rdma_write_only ||
+         op == Opcode::rdma_write_only_with_immediate;
+}
+bool has_immediate(Opcode op) {
+  return op == Opcode::send_last_with_immediate || op == Opcode::send_only_with_immediate ||
+         op == Opcode::rdma_write_last_with_immediate || op == Opcode::rdma_write_only_with_immediate;
+}
+/// Whether the packet consumes a RECV WQE (every SEND packet uses its message's; WRITE with immediate at its end).
+bool needs_recv(Opcode op) {
+  return is_send(op) || op == Opcode::rdma_write_last_with_immediate || op == Opcode::rdma_write_only_with_immediate;
+}
+/// Whether the packet starts the use of a RECV WQE (a SEND's first packet, a WRITE with immediate's last).
+bool claims_recv(Opcode op) {
+  return (is_send(op) && starts_message(op)) || op == Opcode::rdma_write_last_with_immediate ||
+         op == Opcode::rdma_write_only_with_immediate;
+}
+bool is_response(Opcode op) {
+  return op == Opcode::acknowledge || op == Opcode::atomic_acknowledge || op == Opcode::rdma_read_response_first ||
+         op == Opcode::rdma_read_response_middle || op == Opcode::rdma_read_response_last ||
+         op == Opcode::rdma_read_response_only;
+}
+
+} // namespace
+
+void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle handle) {
+  link::Packet& p = wire_.packets[handle];
+  if (!port.port.on_packet_arrives(sim, p)) {
+    free_packet(handle);
+    return;
+  }
+  if (drop_next_ > 0) { // fault injection
+    --drop_next_;
+    ++dropped_by_fault_;
+    consume_packet(sim, handle);
+    return;
+  }
+  // The QP's receive engine checks packets in arrival order.
+  const std::uint32_t qp_index = p.dest_qpn - 2;
+  const std::size_t engine = qp_index % receive_engine_free_.size();
+  sim::Time t = std::max(sim.now(), receive_engine_free_[engine]) + params_.rx_packet_processing;
+  if (receive_engine_qp_[engine] != qp_index) {
+    t += params_.qp_context_access;
+    receive_engine_qp_[engine] = qp_index;
+  }
+  receive_engine_free_[engine] = t;
+  sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::rx_processed), handle.value);
+}
+
+void Hca::consume_packet(sim::Simulator& sim, link::PacketHandle handle) {
+  const link::Packet& p = wire_.packets[handle];
+  ports_[p.in_port - 1u].port.release(sim, p.vl, p.wire_bytes);
+  free_packet(handle);
+}
+
+void Hca::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
+  const link::Packet& p = wire_.packets[handle];
+  Qp* qp = find_qp(p.dest_qpn);
+  if (qp == nullptr || qp->state == verbs::QpState::reset || qp->state == verbs::QpState::init) {
+    if (qp != nullptr)
+      ++qp->counters.dropped;
+    consume_packet(sim, handle);
+    return;
+  }
+  if (is_response(p.opcode)) {
+    if (p.opcode == Opcode::acknowledge) {
+      on_acknowledge(sim, *qp, p, headers_of(handle));
+      consume_packet(sim, handle);
+    } else {
+      on_read_response(sim, *qp, handle);
+    }
+    return;
+  }
+  if (qp->state == verbs::QpState::error) {
+    ++qp->counters.dropped;
+    consume_packet(sim, handle);
+    return;
+  }
+  respond(sim, *qp, handle);
+}
+
+void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+  const link::Packet& p = wire_.packets[handle];
+  const Opcode op = p.opcode;
+  ++qp.counters.packets_received;
+
+  if (qp.type == verbs::QpType::ud) {
+    if (qp.rq_consumed == qp.rq_posted) { // no RECV: the datagram is silently dropped
+      ++qp.counters.dropped;
+      consume_packet(sim, handle);
+      return;
+    }
+    ++qp.rq_consumed;
+    qp.parked.push_back(handle);
+    fetch_recv_wqe(sim, qp);
+    drain_parked(sim, qp);
+    return;
+  }
+
+  if (qp.type == verbs::QpType::uc) {
+    // No ACKs, no retries: a gap drops the rest of the message; the next FIRST or ONLY resynchronizes.
+    if (p.psn != qp.expected_psn) {
+      if (qp.in_message && !qp.message_failed)
+        qp.message_failed = true;
+      if (!starts_message(op)) {
+        ++qp.counters.dropped;
+        qp.expected_psn = psn_add(p.psn, 1);
+        consume_packet(sim, handle);
+        return;
+      }
+    }
+    if (!starts_message(op) && qp.message_failed) {
+      ++qp.counters.dropped;
+      qp.expected_psn = psn_add(p.psn, 1);
+      consume_packet(sim, handle);
+      return;
+    }
+    if (starts_message(op)) {
+      if (qp.in_message && is_send(op) && !qp.message_failed) {
+        // unreachable for a well-formed stream; the old message is abandoned
+      }
+      qp.message_failed = false;
+      qp.in_message = false;
+    }
+  } else {
+    const std::int32_t d = psn_diff(p.psn, qp.expected_psn);
+    if (d < 0) { // duplicate: answered again, never executed again
+      ++qp.counters.duplicates_received;
+      if (op == Opcode::rdma_read_request) {
+        start_read_response(sim, qp, p, headers_of(handle));
+      } else if (op == Opcode::compare_swap || op == Opcode::fetch_add) {
+        for (const AtomicResult& r : qp.atomic_results) {
+          if (r.valid && r.psn == p.psn) {
+            const link::PacketHandle ack =
+                new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, p.psn, qp.attr.dest_qpn);
+            headers_of(ack).original = r.original;
+            headers_of(ack).msn = qp.msn;
+            send_control(sim, qp, ack);
+            break;
+          }
+        }
+      } else if (p.ack_request) {
+        send_ack(sim, qp, Aeth::ack, psn_add(qp.expected_psn, psn_mask));
+      }
+      consume_packet(sim, handle);
+      return;
+    }
+    if (d > 0) { // a gap: one NAK, then silence until the missing PSN comes
+      if (!qp.nak_sent) {
+        qp.nak_sent = true;
+        ++qp.counters.sequence_naks_sent;
+        send_ack(sim, qp, Aeth::nak_sequence, qp.expected_psn);
+      }
+      ++qp.counters.dropped;
+      consume_packet(sim, handle);
+      return;
+    }
+  }
+
+  // The expected packet.
+  if (op == Opcode::rdma_read_request) {
+    qp.nak_sent = false;
+    const TransportHeaders& h = headers_of(handle);
+    const std::uint32_t responses = h.dma_length == 0 ? 1 : (h.dma_length + qp.mtu - 1) / qp.mtu;
+    start_read_response(sim, qp, p, h);
+    qp.expected_psn = psn_add(qp.expected_psn, responses);
+    ++qp.msn;
+    consume_packet(sim, handle);
+    return;
+  }
+  if (op == Opcode::compare_swap || op == Opcode::fetch_add) {
+    qp.nak_sent = false;
+    qp.expected_psn = psn_add(qp.expected_psn, 1);
+    ++qp.msn;
+    start_atomic(sim, qp, handle);
+    return;
+  }
+  // A message that needs a RECV when none is posted: RNR NAK (RC); UC drops it.
+  if (claims_recv(op) && qp.rq_consumed == qp.rq_posted) {
+    if (qp.type == verbs::QpType::rc) {
+      if (!qp.nak_sent) {
+        ++qp.counters.rnr_naks_sent;
+        const link::PacketHandle nak =
+            new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
+        headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
+        headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
+        headers_of(nak).msn = qp.msn;
+        send_control(sim, qp, nak);
+        qp.nak_sent = true; // the rest of the message is dropped silently until the retry
+      }
+    } else {
+      qp.message_failed = true;
+      qp.expected_psn = psn_add(p.psn, 1);
+    }
+    ++qp.counters.dropped;
+    consume_packet(sim, handle);
+    return;
+  }
+  qp.nak_sent = false;
+  qp.expected_psn = psn_add(qp.expected_psn, 1);
+  if (claims_recv(op))
+    ++qp.rq_consumed; // placement takes it when the packet's turn comes
+  if (ends_message(op))
+    ++qp.msn;
+  if (p.ack_request && qp.type == verbs::QpType::rc)
+    send_ack(sim, qp, Aeth::ack, p.psn);
+  qp.parked.push_back(handle);
+  if (needs_recv(op))
+    fetch_recv_wqe(sim, qp);
+  drain_parked(sim, qp);
+}
+
+void Hca::fetch_recv_wqe(sim::Simulator& sim, Qp& qp) {
+  // RECV WQEs are read one at a time, in order, as accepted messages claim them.
+  if (qp.rq_fetching || qp.rq_fetched == qp.rq_consumed)
+    return;
+  qp.rq_fetching = true;
+  const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::recv_wqe_fetch), qp.index);
+  ++pcie_.recv_wqe_fetches;
+  bus_->dma_read(sim, qp.rq_address + (qp.rq_fetched % qp.caps.max_recv_wr) * params_.recv_wqe_bytes,
+                 params_.recv_wqe_bytes, op.value);
+}
+
+void Hca::drain_parked(sim::Simulator& sim, Qp& qp) {
+  // Packets are placed in order; those of a message whose RECV WQE is not in yet wait for it.
+  while (!qp.parked.empty()) {
+    const link::PacketHandle handle = qp.parked.front();
+    const link::Packet& p = wire_.packets[handle];
+    const std::uint32_t recv = claims_recv(p.opcode) ? qp.rq_placed : qp.recv_index;
+    if (needs_recv(p.opcode) && qp.rq_fetched <= recv) {
+      fetch_recv_wqe(sim, qp);
+      return;
+    }
+    qp.parked.pop_front();
+    receive_payload(sim, qp, handle);
+  }
+}
+
+void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+  const link::Packet& p = wire_.packets[handle];
+  const Opcode op = p.opcode;
+  const TransportHeaders& h = headers_of(handle);
+  if (starts_message(op) || qp.type == verbs::QpType::ud) {
+    qp.in_message = true;
+    qp.message_offset = 0;
+    if (is_write(op)) {
+      qp.write_address = h.remote_address;
+      qp.write_length = h.dma_length;
+    }
+  }
+  if (claims_recv(op))
+    qp.recv_index = qp.rq_placed++;
+  std::uint64_t address;
+  if (is_send(op)) {
+    const verbs::RecvWr& recv = qp.rq[qp.recv_index % qp.caps.max_recv_wr];
+    const std::uint32_t grh_space = qp.type == verbs::QpType::ud ? 40 : 0;
+    if (qp.message_offset + grh_space + p.payload_bytes > recv.length_bytes) {
+      // The message does not fit its receive buffer: the RECV completes in error; RC tells the requester.
+      verbs::WorkCompletion wc;
+      wc.wr_id = recv.wr_id;
+      wc.status = verbs::WcStatus::loc_len_err;
+      wc.opcode = verbs::WcOpcode::recv;
+      wc.qp_num = qp.qpn;
+      write_cqe(sim, qp.recv_cq, wc, qp.index, qp.recv_index, false);
+      qp.in_message = false;
+      if (qp.type == verbs::QpType::rc) {
+        send_ack(sim, qp, Aeth::nak_invalid_request, p.psn);
+        consume_packet(sim, handle);
+        fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
+        return;
+      }
+      qp.message_failed = qp.type == verbs::QpType::uc;
+      consume_packet(sim, handle);
+      return;
+    }
+    address = recv.address + grh_space + qp.message_offset;
+  } else {
+    address = qp.write_address + qp.message_offset;
+    if (qp.message_offset + p.payload_bytes > qp.write_length || !memory_.contains(address, p.payload_bytes)) {
+      if (qp.type == verbs::QpType::rc) {
+        send_ack(sim, qp, Aeth::nak_remote_access, p.psn);
+        consume_packet(sim, handle);
+        fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
+        return;
+      }
+      ++qp.counters.dropped;
+      consume_packet(sim, handle);
+      return;
+    }
+  }
+  qp.message_offset += p.payload_bytes;
+  qp.counters.bytes_received += p.payload_bytes;
+  const bool last = ends_message(op);
+  if (last)
+    finish_message(sim, qp, p, h);
+  if (p.payload_bytes == 0) {
+    consume_packet(sim, handle);
+    return;
+  }
+  place_payload(sim, qp, handle, address, static_cast<std::uint8_t>(Purpose::place_payload));
+}
+
+void Hca::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, std::uint64_t address,
+                        std::uint8_t purpose) {
+  const link::Packet& p = wire_.packets[handle];
+  if (memory_.keeps_contents())
+    memory_.write(address, headers_of(handle).payload);
+  responder_bytes_placed_ += p.payload_bytes;
+  const DmaHandle op = new_op(purpose, qp.index);
+  ops_[op].packet = handle;
+  ++pcie_.payload_writes;
+  pcie_.payload_write_bytes += p.payload_bytes;
+  bus_->dma_write(sim, address, p.payload_bytes, op.value);
+}
+
+void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h) {
+  qp.in_message = false;
+  ++qp.counters.messages_received;
+  if (!needs_recv(last.opcode))
+    return;
+  // The CQE is issued after the last payload write is queued: posted writes stay in order, so the program sees
+  // the data before the completion.
+  const verbs::RecvWr& recv = qp.rq[qp.recv_index % qp.caps.max_recv_wr];
+  verbs::WorkCompletion wc;
+  wc.wr_id = recv.wr_id;
+  wc.status = verbs::WcStatus::success;
+  wc.qp_num = qp.qpn;
+  wc.slid = last.slid;
+  wc.with_imm = has_immediate(last.opcode);
+  wc.immediate = h.immediate;
+  if (is_send(last.opcode)) {
+    wc.opcode = verbs::WcOpcode::recv;
+    wc.byte_len = qp.message_offset + (qp.type == verbs::QpType::ud ? 40 : 0);
+    wc.src_qp = qp.type == verbs::QpType::ud ? h.src_qpn : qp.attr.dest_qpn;
+  } else {
+    wc.opcode = verbs::WcOpcode::recv_rdma_with_imm;
+    wc.byte_len = qp.write_length;
+  }
+  write_cqe(sim, qp.recv_cq, wc, qp.index, qp.recv_index, false);
+}
+
+void Hca::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn) {
+  const link::PacketHandle ack =
+      new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, psn, qp.attr.dest_qpn);
+  TransportHeaders& h = headers_of(ack);
+  h.syndrome = static_cast<std::uint8_t>(syndrome);
+  h.msn = qp.msn;
+  send_control(sim, qp, ack);
+}
+
+void Hca::start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h) {
+  if (!memory_.contains(h.remote_address, h.dma_length)) {
+    send_ack(sim, qp, Aeth::nak_remote_access, request.psn);
+    return;
+  }
+  ReadJob job{};
+  job.first_psn = request.psn;
+  job.address = h.remote_address;
+  job.length = h.dma_length;
+  job.packets = h.dma_length == 0 ? 1 : (h.dma_length + qp.mtu - 1) / qp.mtu;
+  job.next_packet = 0;
+  qp.read_jobs.push_back(job);
+  ++qp.responder_busy;
+  activate(sim, qp);
+}
+
+bool Hca::responder_can_build(const Qp& qp) const {
+  return !qp.read_jobs.empty() && qp.state != verbs::QpState::error;
+}
+
+void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
+  ReadJob& job = qp.read_jobs.front();
+  const std::uint32_t i = job.next_packet;
+  const std::uint32_t payload = std::min(qp.mtu, job.length - i * qp.mtu);
+  const Opcode opcode = job.packets == 1       ? Opcode::rdma_read_response_only
+                        : i == 0               ? Opcode::rdma_read_response_first
+                        : i + 1 == job.packets ? Opcode::rdma_read_response_last
+                                               : Opcode::rdma_read_response_middle;
+  const link::PacketHandle packet =
+      new_packet(qp, qp.attr.dest_lid, qp.attr.sl, opcode, payload, psn_add(job.first_psn, i), qp.attr.dest_qpn);
+  TransportHeaders& h = headers_of(packet);
+  h.syndrome = static_cast<std::uint8_t>(Aeth::ack);
+  h.msn = qp.msn;
+
+  const TxHandle th = tx_entries_.acquire();
+  TxEntry& entry = tx_entries_[th];
+  entry.packet = packet;
+  entry.qp_index = qp.index;
+  entry.generation = qp.tx_generation;
+  entry.payload_bytes = payload;
+  entry.ready_at = engine_build_time(sim, qp);
+  entry.payload_in = payload == 0;
+  port.data.push_back(th);
+  port.payload_buffered += payload;
+  if (payload > 0) {
+    const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
+    ops_[op].tx = th;
+    ops_[op].port = port.index;
+    ops_[op].address = job.address + std::uint64_t{i} * qp.mtu;
+    ops_[op].bytes = payload;
+    ++pcie_.payload_reads;
+    pcie_.payload_read_bytes += payload;
+    bus_->dma_read(sim, ops_[op].address, payload, op.value);
+  }
+  if (++job.next_packet == job.packets) {
+    qp.read_jobs.pop_front();
+    --qp.responder_busy;
+  }
+}
+
+void Hca::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) {
+  const TransportHeaders& h = headers_of(request);
+  if (!memory_.contains(h.remote_address, 8) || h.remote_address % 8 != 0) {
+    send_ack(sim, qp, Aeth::nak_remote_access, wire_.packets[request].psn);
+    consume_packet(sim, request);
+    return;
+  }
+  // Atomics on addresses that share a lock bucket (the low address bits) run one at a time, each holding the
+  // lock for its PCIe read-modify-write.
+  const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::atomic_read), qp.index);
+  ops_[op].packet = request;
+  ops_[op].address = h.remote_address;
+  ops_[op].bucket = static_cast<std::uint32_t>(h.remote_address % atomic_bucket_busy_.size());
+  ++qp.responder_busy;
+  atomics_waiting_.push_back(op);
+  run_atomics(sim, ops_[op].bucket);
+}
+
+void Hca::run_atomics(sim::Simulator& sim, std::uint32_t bucket) {
+  if (atomic_bucket_busy_[bucket] != 0)
+    return;
+  // The oldest waiting atomic on this bucket goes; the others keep their order.
+  sim::Ring<DmaHandle> rest;
+  bool started = false;
+  while (!atomics_waiting_.empty()) {
+    const DmaHandle op = atomics_waiting_.front();
+    atomics_waiting_.pop_front();
+    if (!started && ops_[op].bucket == bucket) {
+      started = true;
+      atomic_bucket_busy_[bucket] = 1;
+      ++pcie_.atomic_reads;
+      bus_->dma_read(sim, ops_[op].address, 8, op.value);
+    } else {
+      rest.push_back(op);
+    }
+  }
+  atomics_waiting_ = std::move(rest);
+}
+
+} // namespace ib::hca

@@ -1,0 +1,117 @@
+#include "models/host/cluster.h"
+
+#include <stdexcept>
+
+#include "models/pcie/params.h"
+#include "sim/errors.h"
+#include "sim/profile.h"
+
+namespace ib::host {
+
+Cluster::Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const ClusterOptions& options)
+    : topology_(topology), options_(options), sim_(options.seed), host_of_node_(topology.node_count(), -1),
+      runtime_(sim_) {
+  fabric_ = std::make_unique<fabric::Fabric>(sim_, packets_, switch_type, topology, subnet,
+                                             static_cast<fabric::HcaPorts&>(*this));
+  // HCA ports use the SM's SL2VL where the routing sets one (dor's datelines); otherwise SL modulo VLs.
+  for (HostNode& h : hosts_) {
+    if (h.node >= subnet.routing.sl_to_vl.size() || subnet.routing.sl_to_vl[h.node].empty())
+      continue;
+    for (unsigned p = 1; p <= h.hca->params().port_count; ++p) {
+      link::Port& port = h.hca->port(static_cast<std::uint8_t>(p));
+      if (!port.connected())
+        continue;
+      std::array<std::uint8_t, 16> table{};
+      for (std::uint8_t sl = 0; sl < 16; ++sl)
+        table[sl] = sm::output_vl(subnet.routing, h.node, static_cast<topo::PortNumber>(p), sl, port.data_vls());
+      h.hca->set_sl_to_vl(static_cast<std::uint8_t>(p), table);
+    }
+  }
+}
+
+Cluster::~Cluster() = default;
+
+link::Port& Cluster::hca_port(topo::NodeIndex node, topo::PortNumber port, sm::Lid base_lid,
+                              const hca::Params& params) {
+  if (host_of_node_[node] < 0) {
+    const std::string& name = topology_.node(node).name;
+    const auto read = [](const std::string& profile, const auto& table) {
+      return sim::read_profile(table, sim::load_profile(sim::profile_path(profile)));
+    };
+    const pcie::LinkParams link = read(params.pcie_link, pcie::link_param_table());
+    const pcie::HostParams host = read(params.host, pcie::host_param_table());
+    std::string problem = pcie::validate(link);
+    if (problem.empty())
+      problem = pcie::validate(host);
+    if (problem.empty())
+      problem = pcie::validate(link, host);
+    if (!problem.empty())
+      throw sim::InputError(sim::profile_path(params.pcie_link), "", "a consistent PCIe slot and host", problem);
+    pcie::BusConfig bus = pcie::bus_config(link, host);
+    bus.cadence_dllps = options_.cadence_dllps;
+    host_of_node_[node] = static_cast<std::int32_t>(hosts_.size());
+    HostNode& h = hosts_.emplace_back();
+    h.name = name;
+    h.node = node;
+    h.runtime = &runtime_;
+    h.memory = std::make_unique<pcie::HostMemory>(options_.verify_contents);
+    const std::uint32_t id = sim_.add_component(name);
+    h.hca = std::make_unique<hca::Hca>(
+        params, bus, host, sim::Target{hca_type, static_cast<std::uint32_t>(hosts_.size() - 1)}, id, wire_, *h.memory);
+  }
+  HostNode& h = hosts_[static_cast<std::size_t>(host_of_node_[node])];
+  link::Port& p = h.hca->port(static_cast<std::uint8_t>(port));
+  p.bind(sim::Target{hca_type, static_cast<std::uint32_t>(host_of_node_[node])}, sim_.component_count() - 1,
+         static_cast<std::uint8_t>(port), fabric::hca_port_config(params));
+  h.hca->set_lid(static_cast<std::uint8_t>(port), base_lid);
+  return p;
+}
+
+HostNode& Cluster::host(std::string_view name) {
+  const auto node = topology_.find(name);
+  if (!node || host_of_node_[*node] < 0)
+    throw std::invalid_argument("no host named " + std::string(name));
+  return hosts_[static_cast<std::size_t>(host_of_node_[*node])];
+}
+
+void Cluster::spawn(std::string_view host_name, std::string program_name, std::function<void(Context&)> body) {
+  HostNode& node = host(host_name);
+  runtime_.spawn(std::move(program_name), [&node, body = std::move(body)](sim::Program& program) {
+    Context context(program, node);
+    body(context);
+  });
+}
+
+sim::HostRuntime::Outcome Cluster::run(sim::Time until) {
+  auto dispatch = [this](const sim::Event& e) {
+    if (e.type == switch_type)
+      fabric_->on_switch_event(sim_, e);
+    else
+      hosts_[e.index].hca->on_event(sim_, e);
+  };
+  return runtime_.run(dispatch, until);
+}
+
+std::string Cluster::check_invariants() const {
+  std::string problems = fabric_->check_invariants(true);
+  std::uint64_t placed = 0;
+  std::uint64_t completed = 0;
+  std::uint64_t dropped = 0;
+  for (const HostNode& h : hosts_) {
+    const std::string p = h.hca->check_quiescent();
+    if (!p.empty())
+      problems += h.name + ": " + p + "\n";
+    placed += h.hca->responder_bytes_placed();
+    completed += h.hca->requester_bytes_completed();
+    dropped += h.hca->packets_dropped_by_fault();
+  }
+  // Retransmissions may place bytes twice only where a fault was injected (go-back-N resends what followed).
+  if (dropped == 0 && placed != completed)
+    problems += "responders placed " + std::to_string(placed) + " bytes, requesters completed " +
+                std::to_string(completed) + "\n";
+  if (wire_.headers.live() != 0 || packets_.live() != 0)
+    problems += std::to_string(packets_.live()) + " packets still live\n";
+  return problems;
+}
+
+} // namespace ib::host

@@ -1,0 +1,79 @@
+// A running cluster: the fabric of a topology programmed by its subnet manager, and behind every HCA port a host
+// (host memory, PCIe bus and HCA from the node's profile and the profiles it names) whose programs are SimGrid
+// actors. It owns the kernel, dispatches events to switches and HCAs, and checks the invariants at the end:
+// credits conserved, nothing left in the fabric, every posted work request completed, and the bytes responders
+// placed equal to the bytes requesters had completed.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/fabric/fabric.h"
+#include "models/hca/hca.h"
+#include "models/host/context.h"
+#include "models/sm/subnet.h"
+#include "models/topology/topology.h"
+#include "sim/host_runtime.h"
+#include "sim/simulator.h"
+
+namespace ib::host {
+
+inline constexpr sim::ComponentType switch_type = 1;
+inline constexpr sim::ComponentType hca_type = 2;
+
+struct ClusterOptions {
+  std::uint64_t seed = 1;
+  bool verify_contents = false; ///< host memory keeps bytes, so payloads can be checked
+  bool cadence_dllps = true;    ///< PCIe Ack/UpdateFC DLLPs at the spec's cadence (bus.h)
+};
+
+/// One host: its memory, its HCA, and the completion signals its CQs raise.
+struct HostNode {
+  std::string name;
+  topo::NodeIndex node = topo::no_node;
+  std::unique_ptr<pcie::HostMemory> memory;
+  std::unique_ptr<hca::Hca> hca;
+  std::deque<sim::Signal> signals; ///< by CQ number
+  sim::HostRuntime* runtime = nullptr;
+};
+
+class Cluster : private fabric::HcaPorts {
+public:
+  /// Builds everything; profiles that do not read or validate are sim::InputError.
+  Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const ClusterOptions& options = {});
+  ~Cluster() override;
+
+  sim::Simulator& simulator() { return sim_; }
+  fabric::Fabric& fabric() { return *fabric_; }
+  std::size_t host_count() const { return hosts_.size(); }
+  HostNode& host(std::string_view name);
+  HostNode& host(std::size_t i) { return hosts_[i]; }
+
+  /// A program on host `host_name`, started when run() starts.
+  void spawn(std::string_view host_name, std::string program_name, std::function<void(Context&)> body);
+  /// Runs until every program has ended and the fabric is idle, or until `until`.
+  sim::HostRuntime::Outcome run(sim::Time until = sim::Time::max());
+  /// "" when every invariant holds after the run; else what broke.
+  std::string check_invariants() const;
+
+private:
+  link::Port& hca_port(topo::NodeIndex node, topo::PortNumber port, sm::Lid base_lid,
+                       const hca::Params& params) override;
+
+  const topo::Topology& topology_;
+  ClusterOptions options_;
+  sim::Simulator sim_;
+  link::PacketPool packets_;
+  hca::Wire wire_{packets_};
+  std::deque<HostNode> hosts_;
+  std::vector<std::int32_t> host_of_node_;
+  std::unique_ptr<fabric::Fabric> fabric_;
+  sim::HostRuntime runtime_;
+};
+
+} // namespace ib::host

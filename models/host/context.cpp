@@ -1,0 +1,91 @@
+#include "models/host/context.h"
+
+#include <stdexcept>
+
+#include "models/host/cluster.h"
+
+namespace ib::host {
+
+Context::Context(sim::Program& program, HostNode& node) : program_(program), node_(node) {}
+
+hca::Hca& Context::hca() {
+  return *node_.hca;
+}
+pcie::HostMemory& Context::memory() {
+  return *node_.memory;
+}
+std::uint16_t Context::lid(std::uint8_t port) const {
+  return node_.hca->lid(port);
+}
+
+std::uint32_t Context::create_cq(std::uint32_t depth) {
+  node_.signals.emplace_back(*node_.runtime);
+  const std::uint32_t cq = node_.hca->create_cq(depth, &node_.signals.back());
+  if (cq + 1 != node_.signals.size())
+    throw std::logic_error("CQs created outside Context");
+  return cq;
+}
+
+std::uint32_t Context::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq,
+                                 std::uint32_t recv_cq) {
+  return node_.hca->create_qp(type, caps, send_cq, recv_cq);
+}
+
+std::string Context::modify_qp(std::uint32_t qpn, verbs::QpState state, const verbs::QpAttr& attr) {
+  return node_.hca->modify_qp(program_.simulator(), qpn, state, attr);
+}
+
+void Context::connect_qp(std::uint32_t qpn, const verbs::QpAttr& attr) {
+  for (const verbs::QpState s : {verbs::QpState::init, verbs::QpState::rtr, verbs::QpState::rts}) {
+    const std::string error = modify_qp(qpn, s, attr);
+    if (!error.empty())
+      throw std::runtime_error("modify_qp " + std::to_string(qpn) + ": " + error);
+  }
+}
+
+verbs::PostResult Context::post_send(std::uint32_t qpn, std::span<const verbs::SendWr> wrs) {
+  // The driver builds every WQE (and copies inline data) before the doorbell or BlueFlame store.
+  const pcie::HostParams& cpu = node_.hca->host_params();
+  double inline_bytes = 0;
+  for (const verbs::SendWr& wr : wrs)
+    if (wr.inline_data)
+      inline_bytes += wr.length_bytes;
+  const sim::Time build =
+      cpu.post_send_cpu_cost + cpu.wqe_build_cpu_cost * static_cast<std::int64_t>(wrs.size()) +
+      sim::Time::from_ps(static_cast<std::int64_t>(inline_bytes * cpu.inline_copy_ns_per_byte * 1e3));
+  program_.compute(build);
+  const verbs::PostResult result = node_.hca->post_send(program_.simulator(), qpn, wrs);
+  if (result.bad_wr > 0 || result.ok())
+    program_.compute(cpu.mmio_write_cpu_cost); // the MMIO store the bus also charged before its TLP
+  return result;
+}
+
+verbs::PostResult Context::post_recv(std::uint32_t qpn, std::span<const verbs::RecvWr> wrs) {
+  const pcie::HostParams& cpu = node_.hca->host_params();
+  program_.compute(cpu.post_recv_cpu_cost * static_cast<std::int64_t>(wrs.size()));
+  return node_.hca->post_recv(program_.simulator(), qpn, wrs);
+}
+
+int Context::poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out) {
+  const int n = node_.hca->poll_cq(cq, out);
+  const pcie::HostParams& cpu = node_.hca->host_params();
+  program_.compute(cpu.poll_cq_cpu_cost + cpu.cqe_read_cpu_cost * std::max(n, 0));
+  return n;
+}
+
+int Context::wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim::Time deadline) {
+  sim::Signal& signal = node_.signals.at(cq);
+  while (true) {
+    signal.clear();
+    if (node_.hca->cq_ready(cq) > 0)
+      return poll_cq(cq, out);
+    if (deadline == sim::Time::max()) {
+      program_.wait(signal);
+    } else {
+      if (program_.now() >= deadline || !program_.wait_for(signal, deadline - program_.now()))
+        return 0;
+    }
+  }
+}
+
+} // namespace ib::host

@@ -1,0 +1,51 @@
+// What a host program calls (DESIGN §4): the verbs API of its host's HCA, each call charging the CPU time the
+// driver spends (host profile: post_send, WQE build, inline copy, MMIO store, post_recv, poll_cq) to the program
+// before its effect goes to the bus. Programs are SimGrid actors (sim::Program); they block only here or through
+// sim::Program.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "models/hca/hca.h"
+#include "sim/host_runtime.h"
+
+namespace ib::host {
+
+struct HostNode;
+
+class Context {
+public:
+  Context(sim::Program& program, HostNode& node);
+
+  sim::Program& program() { return program_; }
+  sim::Time now() const { return program_.now(); }
+  hca::Hca& hca();
+  /// The host's memory: allocate buffers here; in verification mode they hold bytes.
+  pcie::HostMemory& memory();
+  std::uint16_t lid(std::uint8_t port = 1) const;
+
+  std::uint32_t create_cq(std::uint32_t depth);
+  std::uint32_t create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq, std::uint32_t recv_cq);
+  /// RESET → INIT → RTR → RTS with `attr`; throws std::runtime_error with verbs' reason if a step is refused.
+  void connect_qp(std::uint32_t qpn, const verbs::QpAttr& attr);
+  std::string modify_qp(std::uint32_t qpn, verbs::QpState state, const verbs::QpAttr& attr);
+
+  verbs::PostResult post_send(std::uint32_t qpn, std::span<const verbs::SendWr> wrs);
+  verbs::PostResult post_send(std::uint32_t qpn, const verbs::SendWr& wr) { return post_send(qpn, {&wr, 1}); }
+  verbs::PostResult post_recv(std::uint32_t qpn, std::span<const verbs::RecvWr> wrs);
+  verbs::PostResult post_recv(std::uint32_t qpn, const verbs::RecvWr& wr) { return post_recv(qpn, {&wr, 1}); }
+  /// One ibv_poll_cq: up to out.size() completions, -1 if the CQ overran.
+  int poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out);
+  /// Polls until at least one completion is there (a busy-polling loop, simulated without simulating every empty
+  /// poll: the program sleeps until a CQE becomes visible, then pays one poll). Returns what that poll took, or 0
+  /// if `deadline` passed first.
+  int wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim::Time deadline = sim::Time::max());
+
+private:
+  sim::Program& program_;
+  HostNode& node_;
+};
+
+} // namespace ib::host
