@@ -128,7 +128,10 @@ std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpStat
   return "";
 }
 
-verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::SendWr> wrs) {
+verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::SendWr> wrs,
+                                 std::uint32_t* mmio_stores) {
+  if (mmio_stores != nullptr)
+    *mmio_stores = 0;
   Qp& qp = qp_by_qpn(qpn);
   if (qp.state != verbs::QpState::rts)
     return {verbs::PostError::invalid_state, 0};
@@ -180,7 +183,11 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
     ++pcie_.blueflame_writes;
     pcie_.blueflame_bytes += last_wqe_bytes;
     bus_->mmio_write(sim, last_wqe_bytes, host_.write_combining_bytes, op.value);
+    if (mmio_stores != nullptr)
+      *mmio_stores = (last_wqe_bytes + host_.write_combining_bytes - 1) / host_.write_combining_bytes;
   } else {
+    if (mmio_stores != nullptr)
+      *mmio_stores = 1;
     ++pcie_.doorbells;
     bus_->mmio_write(sim, host_.mmio_doorbell_bytes, host_.mmio_doorbell_bytes, op.value);
   }

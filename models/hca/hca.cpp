@@ -295,6 +295,17 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
   const DmaHandle h{token};
   DmaOp& op = ops_[h];
   if (op.purpose != Purpose::cqe_write) {
+    if (op.purpose == Purpose::place_payload && !watches_.empty()) {
+      for (std::size_t i = 0; i < watches_.size();) {
+        if (watches_[i].address >= op.address && watches_[i].address < op.address + op.bytes) {
+          watches_[i].signal->notify();
+          watches_[i] = watches_.back();
+          watches_.pop_back();
+        } else {
+          ++i;
+        }
+      }
+    }
     if (op.purpose == Purpose::place_payload || op.purpose == Purpose::place_response ||
         op.purpose == Purpose::place_atomic)
       ops_.release(h);

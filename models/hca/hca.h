@@ -77,6 +77,7 @@ struct QpCounters {
   std::uint64_t messages_received = 0, bytes_received = 0, packets_received = 0;
   std::uint64_t retransmitted_packets = 0, timeouts = 0, sequence_naks_received = 0, rnr_naks_received = 0;
   std::uint64_t rnr_naks_sent = 0, sequence_naks_sent = 0, duplicates_received = 0, dropped = 0;
+  std::uint32_t peak_reads_outstanding = 0; ///< most READs/atomics in flight at once as initiator
 };
 
 /// PCIe transactions of an HCA by what they were for.
@@ -137,10 +138,14 @@ public:
   verbs::QpState qp_state(std::uint32_t qpn) const;
   /// BlueFlame for single-WR posts (mlx5's default; MLX5_SHUT_UP_BF=1 turns it off).
   void set_blueflame(bool enabled) { blueflame_ = enabled; }
-  /// Writes the WRs' WQEs into the send queue and rings the doorbell (or BlueFlame). What the CPU spent:
-  /// `cpu_cost` (WQE building and inline copies, before the MMIO write is issued).
-  verbs::PostResult post_send(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::SendWr> wrs);
+  /// Writes the WRs' WQEs into the send queue and rings the doorbell (or BlueFlame); `mmio_stores` (if given)
+  /// receives the CPU stores that took: 1 for a doorbell, the WQE's write-combining chunks for BlueFlame.
+  verbs::PostResult post_send(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::SendWr> wrs,
+                              std::uint32_t* mmio_stores = nullptr);
   verbs::PostResult post_recv(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::RecvWr> wrs);
+  /// Raises `signal` once, when a payload DMA write covering `address` next becomes visible in host memory (how a
+  /// program polling a buffer, as ib_write_lat does, sees data arrive).
+  void watch_write(std::uint64_t address, sim::Signal* signal) { watches_.push_back({address, signal}); }
   /// Takes up to out.size() visible CQEs; -1 if the CQ overran.
   int poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out);
   /// CQEs visible and not yet polled.
@@ -155,6 +160,8 @@ public:
   /// and had completed successfully: summed over a fabric, the two must agree.
   std::uint64_t responder_bytes_placed() const { return responder_bytes_placed_; }
   std::uint64_t requester_bytes_completed() const { return requester_bytes_completed_; }
+  /// QPs that went to the error state (their partial messages make the two byte counts differ).
+  std::uint32_t failed_qps() const { return failed_qps_; }
   /// Test hook (fault injection): the next `count` data packets this HCA receives are dropped on arrival.
   void drop_next_received(std::uint32_t count) { drop_next_ += count; }
   std::uint64_t packets_dropped_by_fault() const { return dropped_by_fault_; }
@@ -258,6 +265,12 @@ private:
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t responder_bytes_placed_ = 0;
   std::uint64_t requester_bytes_completed_ = 0;
+  std::uint32_t failed_qps_ = 0;
+  struct Watch {
+    std::uint64_t address;
+    sim::Signal* signal;
+  };
+  std::vector<Watch> watches_;
 };
 
 } // namespace ib::hca

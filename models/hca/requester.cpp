@@ -241,6 +241,7 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   }
   if (is_read_like(wr.opcode)) {
     ++qp.reads_outstanding;
+    qp.counters.peak_reads_outstanding = std::max(qp.counters.peak_reads_outstanding, qp.reads_outstanding);
     w.counted_read = true;
     w.responses_in = 0;
   }
@@ -504,6 +505,7 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
   if (qp.state == verbs::QpState::error)
     return;
   qp.state = verbs::QpState::error;
+  ++failed_qps_;
   ++qp.tx_generation;
   qp.rnr_waiting = false;
   qp.retry_deadline = sim::Time::max();

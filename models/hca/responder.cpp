@@ -338,6 +338,8 @@ void Hca::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, 
   responder_bytes_placed_ += p.payload_bytes;
   const DmaHandle op = new_op(purpose, qp.index);
   ops_[op].packet = handle;
+  ops_[op].address = address;
+  ops_[op].bytes = p.payload_bytes;
   ++pcie_.payload_writes;
   pcie_.payload_write_bytes += p.payload_bytes;
   bus_->dma_write(sim, address, p.payload_bytes, op.value);

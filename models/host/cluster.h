@@ -38,7 +38,8 @@ struct HostNode {
   topo::NodeIndex node = topo::no_node;
   std::unique_ptr<pcie::HostMemory> memory;
   std::unique_ptr<hca::Hca> hca;
-  std::deque<sim::Signal> signals; ///< by CQ number
+  std::deque<sim::Signal> signals;             ///< by CQ number
+  std::unique_ptr<sim::Signal> memory_written; ///< raised for a program waiting on a buffer
   sim::HostRuntime* runtime = nullptr;
 };
 

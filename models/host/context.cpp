@@ -54,9 +54,10 @@ verbs::PostResult Context::post_send(std::uint32_t qpn, std::span<const verbs::S
       cpu.post_send_cpu_cost + cpu.wqe_build_cpu_cost * static_cast<std::int64_t>(wrs.size()) +
       sim::Time::from_ps(static_cast<std::int64_t>(inline_bytes * cpu.inline_copy_ns_per_byte * 1e3));
   program_.compute(build);
-  const verbs::PostResult result = node_.hca->post_send(program_.simulator(), qpn, wrs);
-  if (result.bad_wr > 0 || result.ok())
-    program_.compute(cpu.mmio_write_cpu_cost); // the MMIO store the bus also charged before its TLP
+  std::uint32_t stores = 0;
+  const verbs::PostResult result = node_.hca->post_send(program_.simulator(), qpn, wrs, &stores);
+  // The MMIO stores (the bus charged the same time before their TLPs left).
+  program_.compute(cpu.mmio_write_cpu_cost * stores);
   return result;
 }
 
@@ -86,6 +87,14 @@ int Context::wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim
         return 0;
     }
   }
+}
+
+void Context::wait_for_write(std::uint64_t address) {
+  sim::Signal& signal = *node_.memory_written;
+  signal.clear();
+  node_.hca->watch_write(address, &signal);
+  program_.wait(signal);
+  program_.compute(node_.hca->host_params().poll_cq_cpu_cost); // the read of the spin that saw it
 }
 
 } // namespace ib::host

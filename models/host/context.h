@@ -43,6 +43,10 @@ public:
   /// if `deadline` passed first.
   int wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim::Time deadline = sim::Time::max());
 
+  /// Blocks until the HCA next writes payload covering `address` into host memory and it is visible: a program
+  /// spinning on a buffer, without simulating every read of the spin. Costs one poll of the CPU.
+  void wait_for_write(std::uint64_t address);
+
 private:
   sim::Program& program_;
   HostNode& node_;
