@@ -11,11 +11,11 @@
 namespace ib::hca {
 
 sim::Time rnr_timer_duration(std::uint8_t encoded) {
-  // IBA vol 1 Table 45, in units of 10 ns.
+  // IBA vol 1 Table 45, in units of 0.01 ms.
   static constexpr std::array<std::int64_t, 32> hundredths_of_us = {
-      65536'00, 1,   2,   3,   4,    6,    8,    12,   16,   24,   32,   48,    64,    96,    128,   192,
-      256,      384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
-  return sim::Time::from_ns(hundredths_of_us[encoded & 31] * 10);
+      65536, 1,   2,   3,   4,    6,    8,    12,   16,   24,   32,   48,    64,    96,    128,   192,
+      256,   384, 512, 768, 1024, 1536, 2048, 3072, 4096, 6144, 8192, 12288, 16384, 24576, 32768, 49152};
+  return sim::Time::from_us(hundredths_of_us[encoded & 31] * 10);
 }
 
 std::uint32_t send_wqe_bytes(verbs::QpType type, const verbs::SendWr& wr, std::uint32_t basic_block_bytes) {
@@ -89,6 +89,29 @@ std::uint32_t Hca::qp_count() const {
 }
 const QpCounters& Hca::qp_counters(std::uint32_t qpn) const {
   return qp_by_qpn(qpn).counters;
+}
+
+QpCounters Hca::totals() const {
+  QpCounters t;
+  for (const Qp& qp : qps_) {
+    const QpCounters& c = qp.counters;
+    t.messages_sent += c.messages_sent;
+    t.bytes_sent += c.bytes_sent;
+    t.packets_sent += c.packets_sent;
+    t.messages_received += c.messages_received;
+    t.bytes_received += c.bytes_received;
+    t.packets_received += c.packets_received;
+    t.retransmitted_packets += c.retransmitted_packets;
+    t.timeouts += c.timeouts;
+    t.sequence_naks_received += c.sequence_naks_received;
+    t.rnr_naks_received += c.rnr_naks_received;
+    t.rnr_naks_sent += c.rnr_naks_sent;
+    t.sequence_naks_sent += c.sequence_naks_sent;
+    t.duplicates_received += c.duplicates_received;
+    t.dropped += c.dropped;
+    t.peak_reads_outstanding = std::max(t.peak_reads_outstanding, c.peak_reads_outstanding);
+  }
+  return t;
 }
 
 Hca::DmaHandle Hca::new_op(std::uint8_t purpose, std::uint32_t qp) {
@@ -272,8 +295,8 @@ void Hca::dma_write_done(sim::Simulator& sim, std::uint32_t token) {
     AtomicResult& slot = qp.atomic_results[qp.atomic_results_next++ % qp.atomic_results.size()];
     slot = {psn, original, true};
     consume_packet(sim, op.packet);
-    const std::uint32_t bucket = op.bucket;
-    ops_.release(h);
+    op.packet = link::PacketHandle{};
+    const std::uint32_t bucket = op.bucket; // the op itself goes when its write is visible
     --qp.responder_busy;
     const link::PacketHandle ack =
         new_packet(qp, qp.attr.dest_lid, qp.attr.sl, link::Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
@@ -306,9 +329,7 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
         }
       }
     }
-    if (op.purpose == Purpose::place_payload || op.purpose == Purpose::place_response ||
-        op.purpose == Purpose::place_atomic)
-      ops_.release(h);
+    ops_.release(h); // payload placements and atomic writes: their packets went at dma_write_done
     return;
   }
   Cq& cq = cqs_[op.qp];

@@ -153,6 +153,8 @@ public:
 
   // Observation.
   const QpCounters& qp_counters(std::uint32_t qpn) const;
+  /// The counters of all its QPs added up (peak_reads_outstanding: the largest).
+  QpCounters totals() const;
   const PcieCounters& pcie_counters() const { return pcie_; }
   const pcie::Bus& bus() const { return *bus_; }
   std::uint32_t qp_count() const;

@@ -486,7 +486,7 @@ void Hca::complete_requests(sim::Simulator& sim, Qp& qp) {
   while (qp.uncompleted != qp.processed && qp.wqes[qp.uncompleted % depth].done) {
     const std::uint32_t k = qp.uncompleted;
     const verbs::SendWr& wr = qp.sq[k % depth].wr;
-    if (wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode))
+    if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode))
       requester_bytes_completed_ += wr.length_bytes;
     if (wr.signaled) {
       verbs::WorkCompletion wc;

@@ -130,8 +130,7 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   if (qp.type == verbs::QpType::uc) {
     // No ACKs, no retries: a gap drops the rest of the message; the next FIRST or ONLY resynchronizes.
     if (p.psn != qp.expected_psn) {
-      if (qp.in_message && !qp.message_failed)
-        qp.message_failed = true;
+      qp.message_failed = true;
       if (!starts_message(op)) {
         ++qp.counters.dropped;
         qp.expected_psn = psn_add(p.psn, 1);
@@ -208,16 +207,15 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   // A message that needs a RECV when none is posted: RNR NAK (RC); UC drops it.
   if (claims_recv(op) && qp.rq_consumed == qp.rq_posted) {
     if (qp.type == verbs::QpType::rc) {
-      if (!qp.nak_sent) {
-        ++qp.counters.rnr_naks_sent;
-        const link::PacketHandle nak =
-            new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
-        headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
-        headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
-        headers_of(nak).msn = qp.msn;
-        send_control(sim, qp, nak);
-        qp.nak_sent = true; // the rest of the message is dropped silently until the retry
-      }
+      // Every retry that still finds no RECV is NAKed again; the rest of its message is dropped silently.
+      ++qp.counters.rnr_naks_sent;
+      const link::PacketHandle nak =
+          new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
+      headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
+      headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
+      headers_of(nak).msn = qp.msn;
+      send_control(sim, qp, nak);
+      qp.nak_sent = true; // the rest of the message is dropped silently until the retry
     } else {
       qp.message_failed = true;
       qp.expected_psn = psn_add(p.psn, 1);
@@ -335,7 +333,8 @@ void Hca::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, 
   const link::Packet& p = wire_.packets[handle];
   if (memory_.keeps_contents())
     memory_.write(address, headers_of(handle).payload);
-  responder_bytes_placed_ += p.payload_bytes;
+  if (qp.type == verbs::QpType::rc)
+    responder_bytes_placed_ += p.payload_bytes;
   const DmaHandle op = new_op(purpose, qp.index);
   ops_[op].packet = handle;
   ops_[op].address = address;

@@ -1,5 +1,6 @@
 #include "models/host/cluster.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "models/pcie/params.h"
@@ -57,12 +58,13 @@ link::Port& Cluster::hca_port(topo::NodeIndex node, topo::PortNumber port, sm::L
     h.memory_written = std::make_unique<sim::Signal>(runtime_);
     h.memory = std::make_unique<pcie::HostMemory>(options_.verify_contents);
     const std::uint32_t id = sim_.add_component(name);
+    h.component_id = id;
     h.hca = std::make_unique<hca::Hca>(
         params, bus, host, sim::Target{hca_type, static_cast<std::uint32_t>(hosts_.size() - 1)}, id, wire_, *h.memory);
   }
   HostNode& h = hosts_[static_cast<std::size_t>(host_of_node_[node])];
   link::Port& p = h.hca->port(static_cast<std::uint8_t>(port));
-  p.bind(sim::Target{hca_type, static_cast<std::uint32_t>(host_of_node_[node])}, sim_.component_count() - 1,
+  p.bind(sim::Target{hca_type, static_cast<std::uint32_t>(host_of_node_[node])}, h.component_id,
          static_cast<std::uint8_t>(port), fabric::hca_port_config(params));
   h.hca->set_lid(static_cast<std::uint8_t>(port), base_lid);
   return p;
@@ -77,9 +79,10 @@ HostNode& Cluster::host(std::string_view name) {
 
 void Cluster::spawn(std::string_view host_name, std::string program_name, std::function<void(Context&)> body) {
   HostNode& node = host(host_name);
-  runtime_.spawn(std::move(program_name), [&node, body = std::move(body)](sim::Program& program) {
+  runtime_.spawn(std::move(program_name), [this, &node, body = std::move(body)](sim::Program& program) {
     Context context(program, node);
     body(context);
+    programs_ended_at_ = std::max(programs_ended_at_, program.now());
   });
 }
 
