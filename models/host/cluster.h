@@ -36,6 +36,7 @@ struct ClusterOptions {
 struct HostNode {
   std::string name;
   topo::NodeIndex node = topo::no_node;
+  std::uint32_t component_id = 0;
   std::unique_ptr<pcie::HostMemory> memory;
   std::unique_ptr<hca::Hca> hca;
   std::deque<sim::Signal> signals;             ///< by CQ number
@@ -59,6 +60,8 @@ public:
   void spawn(std::string_view host_name, std::string program_name, std::function<void(Context&)> body);
   /// Runs until every program has ended and the fabric is idle, or until `until`.
   sim::HostRuntime::Outcome run(sim::Time until = sim::Time::max());
+  /// When the last program ended (its body returned).
+  sim::Time programs_ended_at() const { return programs_ended_at_; }
   /// "" when every invariant holds after the run; else what broke.
   std::string check_invariants() const;
 
@@ -75,6 +78,7 @@ private:
   std::vector<std::int32_t> host_of_node_;
   std::unique_ptr<fabric::Fabric> fabric_;
   sim::HostRuntime runtime_;
+  sim::Time programs_ended_at_;
 };
 
 } // namespace ib::host

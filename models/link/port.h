@@ -92,6 +92,8 @@ public:
   void bind(sim::Target owner, std::uint32_t owner_component_id, std::uint8_t number, const PortConfig& config);
 
   bool connected() const { return connected_; }
+  /// The component the port belongs to (its name in reports: simulator.component_name()).
+  std::uint32_t owner_component_id() const { return owner_component_id_; }
   std::uint8_t number() const { return number_; }
   /// Operational data VLs after connect(): the largest of 1, 2, 4, 8, 15 both ends support.
   std::uint8_t data_vls() const { return data_vls_; }

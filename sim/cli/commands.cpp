@@ -17,6 +17,7 @@
 #include "models/pcie/params.h"
 #include "models/phold/phold.h"
 #include "models/switch/switch.h"
+#include "sim/cli/fabric_run.h"
 #include "sim/cli/options.h"
 #include "sim/cli/scenario.h"
 #include "sim/cli/topo_commands.h"
@@ -138,10 +139,17 @@ struct Progress {
       return;
     next_print_s = wall_s + 1.0;
     printed = true;
-    char line[160];
-    std::snprintf(line, sizeof line, "\r[ibnetsim] simulated %.3f of %.3f us (%.0f%%), %.1f M events, %.1f s wall",
-                  sim.now().us(), duration.us(), 100.0 * sim.now().us() / duration.us(),
-                  static_cast<double>(sim.events_dispatched()) / 1e6, wall_s);
+    char line[200];
+    const double events_m = static_cast<double>(sim.events_dispatched()) / 1e6;
+    if (duration == sim::Time::max()) // runs until its programs end: no ETA to give
+      std::snprintf(line, sizeof line, "\r[ibnetsim] simulated %.3f us, %.1f M events, %.1f M events/s, %.1f s wall",
+                    sim.now().us(), events_m, events_m / wall_s, wall_s);
+    else
+      std::snprintf(line, sizeof line,
+                    "\r[ibnetsim] simulated %.3f of %.3f us (%.0f%%), %.1f M events, %.1f M events/s, %.1f s wall, "
+                    "ETA %.0f s",
+                    sim.now().us(), duration.us(), 100.0 * sim.now().us() / duration.us(), events_m, events_m / wall_s,
+                    wall_s, wall_s * (duration.us() / std::max(sim.now().us(), 1e-9) - 1));
     err << line << std::flush;
   }
   void finish() {
@@ -149,6 +157,70 @@ struct Progress {
       err << "\n";
   }
 };
+
+void write_out_file(const Parsed& parsed, const sim::ReportJson& report) {
+  if (!parsed.values.count("out"))
+    return;
+  const std::string path = parsed.values["out"].as<std::string>();
+  std::ofstream file(path);
+  if (!file)
+    throw UsageError{"cannot write --out file '" + path + "'"};
+  file << sim::report_to_json(report);
+}
+
+int run_fabric_command(const Scenario& scenario, const Parsed& parsed, sim::ReportFormat format, std::ostream& out,
+                       std::ostream& err) {
+  Progress progress{err, scenario.duration};
+  const bool quiet = parsed.values.count("quiet") > 0;
+  const auto started = std::chrono::steady_clock::now();
+  FabricRunResult result;
+  try {
+    result = run_fabric(scenario, quiet ? nullptr : &Progress::hook, &progress);
+  } catch (...) {
+    progress.finish();
+    throw;
+  }
+  progress.finish();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  sim::ReportJson performance;
+  performance["wall_time_s"] = wall_s;
+  performance["kernel_events_per_second"] = static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9);
+  performance["peak_rss_mib"] = static_cast<double>(sim::peak_rss_bytes()) / (1024.0 * 1024.0);
+  sim::ReportJson report = result.report;
+  if (parsed.values.count("timing"))
+    report["performance"] = performance;
+  write_out_file(parsed, report);
+  if (quiet)
+    return sim::exit_ok;
+  switch (format) {
+  case sim::ReportFormat::table: {
+    const sim::ReportJson& about = report["scenario"];
+    out << "scenario " << about["name"].get<std::string>() << " (" << about["file"].get<std::string>() << "): "
+        << about["hosts"] << " hosts, " << about["switches"] << " switches, " << about["routing"].get<std::string>()
+        << " routing, seed " << about["seed"] << "\n\n";
+    for (const std::string& line : result.table)
+      out << line << "\n";
+    const sim::ReportJson& r = report["results"];
+    char line[240];
+    std::snprintf(line, sizeof line,
+                  "simulated %.3f us%s; %llu events in %.2f s wall (%.2f M events/s), peak RSS %.0f MiB\n"
+                  "config digest %s\n",
+                  r["simulated_time_us"].get<double>(), r["finished"].get<bool>() ? "" : " (stopped at duration_us)",
+                  static_cast<unsigned long long>(result.events_dispatched), wall_s,
+                  static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9) / 1e6,
+                  performance["peak_rss_mib"].get<double>(), report["config_digest"].get<std::string>().c_str());
+    out << line;
+    break;
+  }
+  case sim::ReportFormat::json:
+    out << sim::report_to_json(report);
+    break;
+  case sim::ReportFormat::csv:
+    out << sim::report_to_csv(report);
+    break;
+  }
+  return sim::exit_ok;
+}
 
 int command_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("ibnetsim run SCENARIO [options]");
@@ -168,6 +240,8 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   if (!sim::parse_report_format(format_text, format))
     throw UsageError{"--format expects table, json or csv, got '" + format_text + "'"};
   const Scenario scenario = load_from(parsed, "run");
+  if (scenario.workload == WorkloadType::fabric)
+    return run_fabric_command(scenario, parsed, format, out, err);
 
   phold::RunOptions run_options;
   run_options.seed = scenario.seed;
@@ -236,6 +310,8 @@ int command_validate(const std::vector<std::string>& args, std::ostream& out) {
     return sim::exit_ok;
   }
   const Scenario scenario = load_from(parsed, "validate");
+  if (scenario.workload == WorkloadType::fabric)
+    validate_fabric(scenario);
   out << scenario.file << ": valid scenario \"" << scenario.name << "\", config digest "
       << sim::digest_hex(scenario_config(scenario).dump()) << "\n";
   return sim::exit_ok;

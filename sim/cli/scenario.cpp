@@ -1,8 +1,54 @@
 #include "sim/cli/scenario.h"
 
+#include <filesystem>
+
+#include "sim/errors.h"
 #include "sim/json_reader.h"
 
 namespace cli {
+
+namespace {
+
+void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
+  scenario.workload = WorkloadType::fabric;
+  FabricScenario& f = scenario.fabric;
+  scenario.duration = top.optional_duration("duration_us", sim::Time::from_ps(1), sim::Time::from_ms(86'400'000))
+                          .value_or(sim::Time::max());
+  const nlohmann::json& topology = top.value().contains("topology") ? top.value().at("topology") : nlohmann::json();
+  if (topology.is_string()) {
+    f.topology_path = topology.get<std::string>();
+    const std::filesystem::path path(f.topology_path);
+    if (path.is_relative())
+      f.topology_path = (std::filesystem::path(scenario.file).parent_path() / path).lexically_normal().string();
+    top.skip("topology");
+  } else if (topology.is_object()) {
+    f.topology_inline = topology;
+    top.skip("topology");
+  } else {
+    throw sim::InputError(scenario.file, "/topology",
+                          "a topology file's path or a topology object (nodes and links, or a generator)",
+                          topology.is_null() ? "nothing" : sim::describe_json_value(topology));
+  }
+  if (auto sm = top.optional_object("subnet_manager")) {
+    f.routing = sm->optional_enum("routing", {"minhop", "updn", "ftree", "dor", "lash"}).value_or("minhop");
+    f.lmc = static_cast<unsigned>(sm->optional_uint("lmc", 0, 7).value_or(0));
+    sm->finish();
+  }
+  f.verify_contents = top.optional_bool("verify_contents").value_or(false);
+  f.pcie_dllp_cadence = top.optional_bool("pcie_dllp_cadence").value_or(true);
+  const nlohmann::json& workloads = top.required_array("workloads", 1, 10'000);
+  for (std::size_t i = 0; i < workloads.size(); ++i) {
+    const std::string pointer = sim::json_pointer_append("/workloads", i);
+    sim::JsonObjectReader reader(scenario.file, workloads[i], pointer);
+    f.workloads.push_back(ib::host::read_workload(reader, scenario.file, pointer, scenario.seed));
+    for (std::size_t j = 0; j + 1 < f.workloads.size(); ++j)
+      if (f.workloads[j]->name() == f.workloads.back()->name())
+        throw sim::InputError(scenario.file, pointer + "/name", "a name no other workload has (set \"name\")",
+                              "\"" + f.workloads.back()->name() + "\"");
+  }
+}
+
+} // namespace
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
                        std::optional<std::uint64_t> seed) {
@@ -20,17 +66,21 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   scenario.name = top.required_string("name");
   scenario.description = top.optional_string("description").value_or("");
   scenario.seed = top.required_uint("seed", 0, UINT64_MAX);
-  // A run shorter than a picosecond or longer than a day of simulated time is a typo.
-  scenario.duration = top.required_duration("duration_us", sim::Time::from_ps(1), sim::Time::from_ms(86'400'000));
-  sim::JsonObjectReader workload = top.required_object("workload");
-  workload.required_enum("type", {"phold"});
-  scenario.workload = WorkloadType::phold;
-  scenario.phold = phold::read_params(workload);
-  if (auto self_test = workload.optional_object("self_test")) {
-    scenario.drop_event_number = self_test->required_uint("drop_event_number", 1, UINT64_MAX);
-    self_test->finish();
+  if (top.has("workloads")) {
+    read_fabric(top, scenario);
+  } else {
+    // A run shorter than a picosecond or longer than a day of simulated time is a typo.
+    scenario.duration = top.required_duration("duration_us", sim::Time::from_ps(1), sim::Time::from_ms(86'400'000));
+    sim::JsonObjectReader workload = top.required_object("workload");
+    workload.required_enum("type", {"phold"});
+    scenario.workload = WorkloadType::phold;
+    scenario.phold = phold::read_params(workload);
+    if (auto self_test = workload.optional_object("self_test")) {
+      scenario.drop_event_number = self_test->required_uint("drop_event_number", 1, UINT64_MAX);
+      self_test->finish();
+    }
+    workload.finish();
   }
-  workload.finish();
   top.finish();
   return scenario;
 }
@@ -38,6 +88,23 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 nlohmann::ordered_json scenario_config(const Scenario& scenario) {
   nlohmann::ordered_json config;
   config["seed"] = scenario.seed;
+  if (scenario.workload == WorkloadType::fabric) {
+    const FabricScenario& f = scenario.fabric;
+    if (scenario.duration != sim::Time::max())
+      config["duration_us"] = scenario.resolved.at("duration_us");
+    if (f.topology_path.empty())
+      config["topology"] = f.topology_inline;
+    else
+      config["topology"] = f.topology_path;
+    config["subnet_manager"] = {{"routing", f.routing}, {"lmc", f.lmc}};
+    config["verify_contents"] = f.verify_contents;
+    config["pcie_dllp_cadence"] = f.pcie_dllp_cadence;
+    nlohmann::ordered_json workloads = nlohmann::ordered_json::array();
+    for (const auto& w : f.workloads)
+      workloads.push_back(w->config());
+    config["workloads"] = workloads;
+    return config;
+  }
   config["duration_us"] = scenario.resolved.at("duration_us");
   nlohmann::ordered_json workload;
   workload["type"] = "phold";

@@ -8,15 +8,29 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include <nlohmann/json.hpp>
 
+#include "models/host/workloads.h"
 #include "models/phold/phold.h"
 #include "sim/time.h"
 
 namespace cli {
 
-/// Workload types a scenario can name.
-enum class WorkloadType { phold };
+/// What a scenario runs: the kernel benchmark (one "workload"), or host programs on a fabric ("workloads").
+enum class WorkloadType { phold, fabric };
+
+/// A fabric, its subnet manager's settings, and the workloads its hosts run.
+struct FabricScenario {
+  std::string topology_path;       ///< a topology file (relative paths from the scenario's directory) ...
+  nlohmann::json topology_inline;  ///< ... or the topology document itself
+  std::string routing = "minhop";  ///< routing engine (models/sm)
+  unsigned lmc = 0;
+  bool verify_contents = false;    ///< host memory carries bytes
+  bool pcie_dllp_cadence = true;
+  std::vector<std::shared_ptr<ib::host::Workload>> workloads;
+};
 
 struct Scenario {
   std::string file;
@@ -24,9 +38,10 @@ struct Scenario {
   std::string name;
   std::string description;
   std::uint64_t seed = 0;
-  sim::Time duration;
+  sim::Time duration; ///< phold: simulated time covered; fabric: a limit (Time::max() when none)
   WorkloadType workload = WorkloadType::phold;
   phold::Params phold{};
+  FabricScenario fabric;
   std::uint64_t drop_event_number = 0; ///< self-test of the invariant checker; 0 in every real run
 };
 

@@ -1,0 +1,423 @@
+// Traffic patterns over many hosts, each host a program with one RC QP per peer it talks to:
+//   all_to_all      every host sends to every other, shift-ordered (in phase k host i sends to host i + k);
+//   permutation     every host sends to one partner, a random derangement drawn from the seed;
+//   incast          senders all send to one receiver;
+//   hot_spot        every host sends, a fraction of its messages to one hot host and the rest uniformly;
+//   uniform_random  every host sends to uniformly random others at an offered load (Poisson arrivals).
+// A host keeps at most `tx_depth` messages outstanding, posted in its plan's order. Message sizes are fixed or
+// drawn from a discrete distribution. Reported: per-flow throughput, aggregate throughput and message rate, the
+// per-host injection rate, the fairness of the flows, and message latency (post to completion).
+#include <algorithm>
+#include <numeric>
+#include <sstream>
+
+#include "models/host/workloads_impl.h"
+#include "sim/rng.h"
+
+namespace ib::host {
+namespace {
+
+struct Message {
+  std::uint32_t peer; ///< index into the workload's hosts
+  std::uint32_t size;
+  sim::Time not_before;
+};
+
+struct FlowStats {
+  std::uint64_t messages = 0, bytes = 0;
+  sim::Time first_post = sim::Time::max(), last_completion;
+};
+
+class Pattern : public Workload {
+public:
+  Pattern(sim::JsonObjectReader& r, const std::string& file, const std::string& pointer, const std::string& type,
+          std::uint64_t seed)
+      : seed_(seed) {
+    file_ = file;
+    pointer_ = pointer;
+    type_ = type;
+    name_ = r.optional_string("name").value_or(type);
+    if (const nlohmann::json* hosts = r.optional_array("hosts", 2, 1'000'000)) {
+      hosts_pointer_ = r.pointer_to("hosts");
+      for (std::size_t i = 0; i < hosts->size(); ++i) {
+        if (!(*hosts)[i].is_string())
+          throw sim::InputError(file, sim::json_pointer_append(hosts_pointer_, i), "a host name",
+                                sim::describe_json_value((*hosts)[i]));
+        hosts_.push_back((*hosts)[i].get<std::string>());
+      }
+    }
+    verb_ = r.optional_enum("verb", {"write", "send"}).value_or("write");
+    const auto size = r.optional_uint("size_bytes", 1, 1u << 30);
+    if (auto dist = r.optional_object("size_distribution")) {
+      if (size)
+        throw sim::InputError(file, r.pointer_to("size_distribution"), "size_bytes or size_distribution, not both",
+                              "both");
+      const nlohmann::json& values = dist->required_array("values_bytes", 1, 1024);
+      const nlohmann::json& weights = dist->required_array("weights", 1, 1024);
+      if (values.size() != weights.size())
+        throw sim::InputError(file, dist->pointer_to("weights"),
+                              "as many weights as values (" + std::to_string(values.size()) + ")",
+                              "array of " + std::to_string(weights.size()));
+      for (std::size_t i = 0; i < values.size(); ++i) {
+        if (!values[i].is_number_unsigned() || values[i].get<std::uint64_t>() == 0 ||
+            values[i].get<std::uint64_t>() > (1u << 30))
+          throw sim::InputError(file, sim::json_pointer_append(dist->pointer_to("values_bytes"), i),
+                                "a size in bytes, 1..2^30", sim::describe_json_value(values[i]));
+        if (!weights[i].is_number() || weights[i].get<double>() <= 0)
+          throw sim::InputError(file, sim::json_pointer_append(dist->pointer_to("weights"), i), "a positive weight",
+                                sim::describe_json_value(weights[i]));
+        sizes_.push_back(values[i].get<std::uint32_t>());
+        weights_.push_back(weights[i].get<double>());
+      }
+      dist->finish();
+    } else {
+      sizes_ = {static_cast<std::uint32_t>(size.value_or(65536))};
+      weights_ = {1};
+    }
+    messages_ = static_cast<std::uint32_t>(
+        r.optional_uint("messages", 1, 100'000'000).value_or(type == "all_to_all" ? 1 : 100));
+    tx_depth_ = static_cast<std::uint32_t>(r.optional_uint("tx_depth", 1, 4096).value_or(4));
+    mtu_ = static_cast<std::uint32_t>(r.optional_uint("mtu_bytes", 256, 4096).value_or(4096));
+    if ((mtu_ & (mtu_ - 1)) != 0)
+      throw sim::InputError(file, r.pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096", std::to_string(mtu_));
+    start_ = r.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000)).value_or(sim::Time::zero());
+    if (type == "incast") {
+      receiver_ = r.required_string("receiver");
+      receiver_pointer_ = r.pointer_to("receiver");
+    }
+    if (type == "hot_spot") {
+      receiver_ = r.required_string("hot_host");
+      receiver_pointer_ = r.pointer_to("hot_host");
+      hot_fraction_ = r.required_double("hot_fraction", 0, 1);
+    }
+    if (type == "uniform_random")
+      offered_load_ = r.required_double("offered_load", 1e-6, 1);
+    r.finish();
+  }
+
+  nlohmann::ordered_json config() const override {
+    nlohmann::ordered_json c;
+    c["type"] = type_;
+    c["name"] = name_;
+    c["hosts"] = hosts_;
+    c["verb"] = verb_;
+    c["sizes_bytes"] = sizes_;
+    c["size_weights"] = weights_;
+    c["messages"] = messages_;
+    c["tx_depth"] = tx_depth_;
+    c["mtu_bytes"] = mtu_;
+    c["start_us"] = start_.us();
+    if (!receiver_.empty())
+      c[type_ == "incast" ? "receiver" : "hot_host"] = receiver_;
+    if (type_ == "hot_spot")
+      c["hot_fraction"] = hot_fraction_;
+    if (type_ == "uniform_random")
+      c["offered_load"] = offered_load_;
+    return c;
+  }
+
+  void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
+    if (hosts_.empty())
+      for (std::size_t i = 0; i < cluster.host_count(); ++i)
+        hosts_.push_back(cluster.host(i).name);
+    for (std::size_t i = 0; i < hosts_.size(); ++i)
+      check_host(cluster, hosts_[i], file_, sim::json_pointer_append(hosts_pointer_, i));
+    if (!receiver_.empty()) {
+      check_host(cluster, receiver_, file_, receiver_pointer_);
+      receiver_index_ = static_cast<std::uint32_t>(
+          std::find(hosts_.begin(), hosts_.end(), receiver_) - hosts_.begin());
+      if (receiver_index_ == hosts_.size())
+        hosts_.push_back(receiver_);
+    }
+    rendezvous_ = &rendezvous;
+    line_rate_gbps_ = cluster.host(hosts_[0]).hca->port(1).link().data_rate.bps() / 1e9;
+    plan(cluster);
+    flows_.assign(hosts_.size() * hosts_.size(), FlowStats{});
+    peer_buffer_.assign(hosts_.size(), 0);
+    for (std::uint32_t i = 0; i < hosts_.size(); ++i)
+      cluster.spawn(hosts_[i], name_ + "/" + hosts_[i], [this, i](Context& ctx) { run_host(ctx, i); });
+  }
+
+  nlohmann::ordered_json results() const override {
+    nlohmann::ordered_json out;
+    out["messages"] = total_messages_;
+    out["bytes"] = total_bytes_;
+    out["elapsed_us"] = (last_ - first_).us();
+    out["aggregate_gbps"] = aggregate_gbps();
+    out["per_host_injection_gbps"] = aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1));
+    out["per_host_injection_fraction_of_line_rate"] =
+        aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)) / line_rate_gbps_;
+    out["msg_rate_mpps"] = static_cast<double>(total_messages_) / std::max<std::int64_t>((last_ - first_).ps(), 1) * 1e6;
+    const LatencyStats lat = message_latency_;
+    out["message_latency"] = {{"t_min_us", lat.t_min_us}, {"t_typical_us", lat.t_typical_us},
+                              {"t_max_us", lat.t_max_us}, {"t_avg_us", lat.t_avg_us},
+                              {"t_99_percent_us", lat.t_p99_us}, {"t_99_9_percent_us", lat.t_p999_us}};
+    double min_gbps = 0, max_gbps = 0;
+    flow_range(min_gbps, max_gbps);
+    out["flow_gbps_min"] = min_gbps;
+    out["flow_gbps_max"] = max_gbps;
+    nlohmann::ordered_json flows = nlohmann::ordered_json::array();
+    for (std::size_t s = 0; s < hosts_.size(); ++s)
+      for (std::size_t d = 0; d < hosts_.size(); ++d) {
+        const FlowStats& f = flows_[s * hosts_.size() + d];
+        if (f.messages == 0)
+          continue;
+        nlohmann::ordered_json row;
+        row["source"] = hosts_[s];
+        row["destination"] = hosts_[d];
+        row["messages"] = f.messages;
+        row["bytes"] = f.bytes;
+        row["gbps"] = flow_gbps(f);
+        flows.push_back(row);
+      }
+    out["flows"] = flows;
+    return out;
+  }
+
+  std::vector<std::string> table() const override {
+    std::vector<std::string> lines;
+    std::ostringstream head;
+    head << name_ << " (" << type_ << ", " << verb_ << ", " << hosts_.size() << " hosts)";
+    lines.push_back(head.str());
+    char line[240];
+    double min_gbps = 0, max_gbps = 0;
+    flow_range(min_gbps, max_gbps);
+    std::snprintf(line, sizeof line,
+                  " messages %llu, %.3f MB in %.2f us: aggregate %.2f Gb/s, per host %.2f Gb/s (%.1f %% of line rate), "
+                  "%.3f Mpps",
+                  static_cast<unsigned long long>(total_messages_), static_cast<double>(total_bytes_) / 1e6,
+                  (last_ - first_).us(), aggregate_gbps(),
+                  aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)),
+                  100 * aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)) / line_rate_gbps_,
+                  static_cast<double>(total_messages_) / std::max<std::int64_t>((last_ - first_).ps(), 1) * 1e6);
+    lines.push_back(line);
+    std::snprintf(line, sizeof line,
+                  " flows %.2f..%.2f Gb/s; message latency typical %.2f us, avg %.2f us, 99%% %.2f us, max %.2f us",
+                  min_gbps, max_gbps, message_latency_.t_typical_us, message_latency_.t_avg_us,
+                  message_latency_.t_p99_us, message_latency_.t_max_us);
+    lines.push_back(line);
+    return lines;
+  }
+
+private:
+  std::size_t senders() const {
+    std::size_t n = 0;
+    for (const auto& p : plans_)
+      n += p.empty() ? 0 : 1;
+    return n;
+  }
+  double aggregate_gbps() const {
+    return static_cast<double>(total_bytes_) * 8 / std::max<std::int64_t>((last_ - first_).ps(), 1) * 1e3;
+  }
+  static double flow_gbps(const FlowStats& f) {
+    return static_cast<double>(f.bytes) * 8 / std::max<std::int64_t>((f.last_completion - f.first_post).ps(), 1) * 1e3;
+  }
+  void flow_range(double& min_gbps, double& max_gbps) const {
+    bool any = false;
+    for (const FlowStats& f : flows_) {
+      if (f.messages == 0)
+        continue;
+      const double g = flow_gbps(f);
+      min_gbps = any ? std::min(min_gbps, g) : g;
+      max_gbps = any ? std::max(max_gbps, g) : g;
+      any = true;
+    }
+  }
+
+  std::uint32_t draw_size(sim::Rng& rng) const {
+    if (sizes_.size() == 1)
+      return sizes_[0];
+    const double total = std::accumulate(weights_.begin(), weights_.end(), 0.0);
+    double x = rng.uniform01() * total;
+    for (std::size_t i = 0; i < sizes_.size(); ++i) {
+      if (x < weights_[i])
+        return sizes_[i];
+      x -= weights_[i];
+    }
+    return sizes_.back();
+  }
+
+  /// Every host's messages, in the order it posts them.
+  void plan(Cluster& cluster) {
+    const auto n = static_cast<std::uint32_t>(hosts_.size());
+    plans_.assign(n, {});
+    sim::Rng rng(seed_, 0x7061'7474'6572'6e00ull ^ std::hash<std::string>{}(name_));
+    if (type_ == "all_to_all") {
+      for (std::uint32_t k = 1; k < n; ++k)
+        for (std::uint32_t i = 0; i < n; ++i)
+          for (std::uint32_t m = 0; m < messages_; ++m)
+            plans_[i].push_back({(i + k) % n, draw_size(rng), sim::Time::zero()});
+    } else if (type_ == "permutation") {
+      // A random derangement: shuffle until no host sends to itself (Fisher-Yates with the seeded stream).
+      std::vector<std::uint32_t> partner(n);
+      do {
+        std::iota(partner.begin(), partner.end(), 0u);
+        for (std::uint32_t i = n - 1; i > 0; --i)
+          std::swap(partner[i], partner[rng.uniform_below(i + 1)]);
+      } while (std::any_of(partner.begin(), partner.end(),
+                           [&, i = 0u](std::uint32_t p) mutable { return p == i++; }));
+      for (std::uint32_t i = 0; i < n; ++i)
+        for (std::uint32_t m = 0; m < messages_; ++m)
+          plans_[i].push_back({partner[i], draw_size(rng), sim::Time::zero()});
+    } else if (type_ == "incast") {
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (i != receiver_index_)
+          for (std::uint32_t m = 0; m < messages_; ++m)
+            plans_[i].push_back({receiver_index_, draw_size(rng), sim::Time::zero()});
+    } else if (type_ == "hot_spot" || type_ == "uniform_random") {
+      const double rate_bytes_per_ps = cluster.host(hosts_[0]).hca->port(1).link().data_rate.bps() / 8 / 1e12;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        sim::Time t = sim::Time::zero();
+        for (std::uint32_t m = 0; m < messages_; ++m) {
+          std::uint32_t peer;
+          if (type_ == "hot_spot" && i != receiver_index_ && rng.uniform01() < hot_fraction_) {
+            peer = receiver_index_;
+          } else {
+            peer = static_cast<std::uint32_t>(rng.uniform_below(n - 1));
+            peer += peer >= i ? 1 : 0;
+          }
+          const std::uint32_t size = draw_size(rng);
+          if (type_ == "uniform_random") {
+            const double mean_gap_ps = static_cast<double>(size) / (offered_load_ * rate_bytes_per_ps);
+            t += sim::Time::from_ps(static_cast<std::int64_t>(-std::log(1 - rng.uniform01()) * mean_gap_ps));
+          }
+          plans_[i].push_back({peer, size, t});
+        }
+      }
+    }
+  }
+
+  void run_host(Context& ctx, std::uint32_t me) {
+    const auto n = static_cast<std::uint32_t>(hosts_.size());
+    // One QP per peer this host sends to or receives from.
+    std::vector<std::uint32_t> incoming(n, 0);
+    for (std::uint32_t s = 0; s < n; ++s)
+      for (const Message& m : plans_[s])
+        if (m.peer == me)
+          ++incoming[s];
+    std::vector<bool> talks(n, false);
+    for (const Message& m : plans_[me])
+      talks[m.peer] = true;
+    for (std::uint32_t s = 0; s < n; ++s)
+      talks[s] = talks[s] || incoming[s] > 0;
+    const std::uint32_t cq = ctx.create_cq(65536);
+    std::vector<std::uint32_t> qp_of(n, 0);
+    std::uint32_t max_size = *std::max_element(sizes_.begin(), sizes_.end());
+    const std::uint64_t buffer = ctx.memory().allocate(std::uint64_t{max_size} * 2);
+    peer_buffer_[me] = buffer + max_size; // what others write to; the first half is what this host sends from
+    for (std::uint32_t p = 0; p < n; ++p) {
+      if (!talks[p])
+        continue;
+      verbs::QpCaps caps;
+      caps.max_send_wr = tx_depth_;
+      caps.max_recv_wr = verb_ == "send" ? std::clamp<std::uint32_t>(incoming[p], 1, 32768) : 1;
+      qp_of[p] = ctx.create_qp(verbs::QpType::rc, caps, cq, cq);
+      rendezvous_->publish(hosts_[me], hosts_[p], 0, ctx.lid(), qp_of[p]);
+    }
+    ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
+    for (std::uint32_t p = 0; p < n; ++p) {
+      if (!talks[p])
+        continue;
+      const auto [lid, qpn] = rendezvous_->lookup(hosts_[p], hosts_[me], 0);
+      verbs::QpAttr attr;
+      attr.dest_lid = lid;
+      attr.dest_qpn = qpn;
+      attr.path_mtu = static_cast<verbs::Mtu>(mtu_);
+      ctx.connect_qp(qp_of[p], attr);
+      if (verb_ == "send")
+        for (std::uint32_t k = 0; k < std::min<std::uint32_t>(incoming[p], 32768); ++k)
+          ctx.post_recv(qp_of[p], verbs::RecvWr{0, buffer + max_size, max_size});
+    }
+    // Every host has posted its RECVs before anyone sends (an out-of-band barrier).
+    const sim::Time go = std::max(start_, sim::Time::from_us(1)) + sim::Time::from_ns(2);
+    if (ctx.now() < go)
+      ctx.program().sleep_until(go);
+    const std::vector<Message>& plan = plans_[me];
+    std::vector<sim::Time> posted_at(plan.size());
+    std::vector<verbs::WorkCompletion> wc(64);
+    std::size_t next = 0, done = 0;
+    std::uint32_t outstanding = 0;
+    std::uint64_t received = 0;
+    const std::uint64_t to_receive = std::accumulate(incoming.begin(), incoming.end(), std::uint64_t{0});
+    while (done < plan.size() || (verb_ == "send" && received < to_receive)) {
+      while (next < plan.size() && outstanding < tx_depth_ && go + plan[next].not_before <= ctx.now()) {
+        const Message& m = plan[next];
+        verbs::SendWr wr;
+        wr.wr_id = next;
+        wr.opcode = verb_ == "write" ? verbs::WrOpcode::rdma_write : verbs::WrOpcode::send;
+        wr.local_address = buffer;
+        wr.length_bytes = m.size;
+        wr.remote_address = peer_buffer_.at(m.peer);
+        const verbs::PostResult r = ctx.post_send(qp_of[m.peer], wr);
+        if (!r.ok())
+          throw sim::InvariantViolation("pattern-post", name_, "post_send refused a work request",
+                                        std::string(verbs::to_string(r.error)));
+        posted_at[next] = ctx.now();
+        FlowStats& f = flows_[me * n + m.peer];
+        f.first_post = std::min(f.first_post, ctx.now());
+        first_ = std::min(first_, ctx.now());
+        ++outstanding;
+        ++next;
+      }
+      if (done == plan.size() && !(verb_ == "send" && received < to_receive))
+        break;
+      sim::Time deadline = sim::Time::max();
+      if (next < plan.size() && outstanding < tx_depth_)
+        deadline = go + plan[next].not_before;
+      const int got = ctx.wait_cq(cq, wc, deadline);
+      for (int k = 0; k < got; ++k) {
+        const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
+        if (c.status != verbs::WcStatus::success)
+          throw sim::InvariantViolation("pattern-completion", name_, "a work request failed",
+                                        std::string(verbs::to_string(c.status)));
+        if (c.opcode == verbs::WcOpcode::recv) {
+          ++received;
+          continue;
+        }
+        const Message& m = plan[c.wr_id];
+        FlowStats& f = flows_[me * n + m.peer];
+        ++f.messages;
+        f.bytes += m.size;
+        f.last_completion = ctx.now();
+        last_ = std::max(last_, ctx.now());
+        ++total_messages_;
+        total_bytes_ += m.size;
+        latencies_.push_back(ctx.now() - posted_at[c.wr_id]);
+        --outstanding;
+        ++done;
+      }
+    }
+    if (++hosts_finished_ == hosts_.size())
+      message_latency_ = summarize(std::move(latencies_));
+  }
+
+  std::uint64_t seed_;
+  std::vector<std::string> hosts_;
+  std::string hosts_pointer_;
+  std::string verb_;
+  std::vector<std::uint32_t> sizes_;
+  std::vector<double> weights_;
+  std::uint32_t messages_ = 0, tx_depth_ = 0, mtu_ = 0;
+  sim::Time start_;
+  std::string receiver_, receiver_pointer_;
+  std::uint32_t receiver_index_ = 0xffffffffu;
+  double hot_fraction_ = 0, offered_load_ = 0, line_rate_gbps_ = 1;
+  Rendezvous* rendezvous_ = nullptr;
+  std::vector<std::vector<Message>> plans_;
+  std::vector<std::uint64_t> peer_buffer_; ///< each host's target buffer, exchanged out of band with the QPs
+  std::vector<FlowStats> flows_;
+  sim::Time first_ = sim::Time::max(), last_;
+  std::uint64_t total_messages_ = 0, total_bytes_ = 0;
+  std::vector<sim::Time> latencies_;
+  LatencyStats message_latency_;
+  std::size_t hosts_finished_ = 0;
+};
+
+} // namespace
+
+std::unique_ptr<Workload> make_pattern(sim::JsonObjectReader& reader, const std::string& file,
+                                       const std::string& pointer, const std::string& type, std::uint64_t seed) {
+  return std::make_unique<Pattern>(reader, file, pointer, type, seed);
+}
+
+} // namespace ib::host

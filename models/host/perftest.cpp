@@ -1,0 +1,441 @@
+// perftest's tests as host programs: the latency tests (ib_write_lat, ib_send_lat: ping-pong, half the round trip;
+// ib_read_lat, ib_atomic_lat: one operation at a time, the whole round trip) and the bandwidth tests (ib_write_bw,
+// ib_read_bw, ib_send_bw: tx_depth operations outstanding per QP, post lists, a completion every cq_mod), with
+// perftest's options and figures (t_min, t_typical = median, t_max, t_avg, 99 %, 99.9 %; BW peak and average in
+// Gb/s, MsgRate in Mpps).
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "models/host/workloads_impl.h"
+
+namespace ib::host {
+namespace {
+
+enum class Test { write_lat, read_lat, send_lat, atomic_lat, write_bw, read_bw, send_bw };
+
+bool is_latency(Test t) {
+  return t == Test::write_lat || t == Test::read_lat || t == Test::send_lat || t == Test::atomic_lat;
+}
+
+struct BwFigures {
+  double peak_gbps = 0, average_gbps = 0, msg_rate_mpps = 0;
+  std::uint64_t messages = 0, bytes = 0;
+  double seconds = 0;
+};
+
+class Perftest : public Workload {
+public:
+  Perftest(sim::JsonObjectReader& r, const std::string& file, const std::string& pointer, const std::string& type) {
+    file_ = file;
+    pointer_ = pointer;
+    type_ = type;
+    static const std::map<std::string, Test> tests = {
+        {"ib_write_lat", Test::write_lat}, {"ib_read_lat", Test::read_lat}, {"ib_send_lat", Test::send_lat},
+        {"ib_atomic_lat", Test::atomic_lat}, {"ib_write_bw", Test::write_bw}, {"ib_read_bw", Test::read_bw},
+        {"ib_send_bw", Test::send_bw}};
+    test_ = tests.at(type);
+    const bool lat = is_latency(test_);
+    name_ = r.optional_string("name").value_or(type);
+    client_ = r.required_string("client");
+    server_ = r.required_string("server");
+    client_pointer_ = r.pointer_to("client");
+    server_pointer_ = r.pointer_to("server");
+    const bool all = r.optional_bool("all_sizes").value_or(false);
+    const auto size = r.optional_uint("size_bytes", test_ == Test::atomic_lat ? 8 : 1, 1u << 30);
+    if (all && size)
+      throw sim::InputError(file, r.pointer_to("size_bytes"), "size_bytes or all_sizes, not both", "both");
+    if (test_ == Test::atomic_lat) {
+      if (size && *size != 8)
+        throw sim::InputError(file, r.pointer_to("size_bytes"), "8 (atomics are 8 bytes)", std::to_string(*size));
+      sizes_ = {8};
+    } else if (all) {
+      const std::uint64_t max = r.optional_uint("all_sizes_max_bytes", 2, 1u << 23).value_or(1u << 23);
+      for (std::uint64_t s = 2; s <= max; s *= 2)
+        sizes_.push_back(static_cast<std::uint32_t>(s));
+    } else {
+      sizes_ = {static_cast<std::uint32_t>(size.value_or(lat ? 2 : 65536))};
+    }
+    iterations_ = static_cast<std::uint32_t>(r.optional_uint("iterations", 1, 100'000'000).value_or(lat ? 1000 : 5000));
+    tx_depth_ = static_cast<std::uint32_t>(r.optional_uint("tx_depth", 1, 16384).value_or(lat ? 1 : 128));
+    qps_ = static_cast<std::uint32_t>(r.optional_uint("qps", 1, 4096).value_or(1));
+    const bool inlinable = test_ == Test::write_lat || test_ == Test::send_lat || test_ == Test::write_bw ||
+                           test_ == Test::send_bw;
+    inline_size_ = static_cast<std::uint32_t>(
+        r.optional_uint("inline_size_bytes", 0, 4096).value_or(inlinable && lat ? 220 : 0));
+    if (!inlinable && inline_size_ > 0)
+      throw sim::InputError(file, r.pointer_to("inline_size_bytes"), "0: " + type + " has nothing to inline",
+                            std::to_string(inline_size_));
+    post_list_ = static_cast<std::uint32_t>(r.optional_uint("post_list", 1, 1024).value_or(1));
+    cq_mod_ = static_cast<std::uint32_t>(r.optional_uint("cq_mod", 1, 16384).value_or(lat ? 1 : 100));
+    if (!lat) {
+      cq_mod_ = std::min(cq_mod_, tx_depth_);
+      if (post_list_ > tx_depth_)
+        throw sim::InputError(file, r.pointer_to("post_list"), "at most tx_depth (" + std::to_string(tx_depth_) + ")",
+                              std::to_string(post_list_));
+    } else if (post_list_ != 1 || cq_mod_ != 1 || tx_depth_ != 1 || qps_ != 1) {
+      throw sim::InputError(file, pointer, "post_list, cq_mod, tx_depth and qps of 1 for a latency test",
+                            "a larger value");
+    }
+    mtu_ = static_cast<std::uint32_t>(r.optional_uint("mtu_bytes", 256, 4096).value_or(4096));
+    if ((mtu_ & (mtu_ - 1)) != 0)
+      throw sim::InputError(file, r.pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096", std::to_string(mtu_));
+    bidirectional_ = r.optional_bool("bidirectional").value_or(false);
+    if (bidirectional_ && lat)
+      throw sim::InputError(file, r.pointer_to("bidirectional"), "false for a latency test", "true");
+    atomic_ = r.optional_enum("atomic", {"fetch_and_add", "cmp_and_swap"}).value_or("fetch_and_add");
+    start_ = r.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000)).value_or(sim::Time::zero());
+    r.finish();
+    latency_.resize(sizes_.size());
+    bandwidth_.resize(sizes_.size());
+  }
+
+  nlohmann::ordered_json config() const override {
+    nlohmann::ordered_json c;
+    c["type"] = type_;
+    c["name"] = name_;
+    c["client"] = client_;
+    c["server"] = server_;
+    c["sizes_bytes"] = sizes_;
+    c["iterations"] = iterations_;
+    c["tx_depth"] = tx_depth_;
+    c["qps"] = qps_;
+    c["inline_size_bytes"] = inline_size_;
+    c["post_list"] = post_list_;
+    c["cq_mod"] = cq_mod_;
+    c["mtu_bytes"] = mtu_;
+    c["bidirectional"] = bidirectional_;
+    if (test_ == Test::atomic_lat)
+      c["atomic"] = atomic_;
+    c["start_us"] = start_.us();
+    return c;
+  }
+
+  void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
+    check_host(cluster, client_, file_, client_pointer_);
+    check_host(cluster, server_, file_, server_pointer_);
+    if (client_ == server_)
+      throw sim::InputError(file_, server_pointer_, "a host other than the client", "\"" + server_ + "\"");
+    rendezvous_ = &rendezvous;
+    cluster.spawn(client_, name_ + "/client", [this](Context& ctx) { run_side(ctx, true); });
+    cluster.spawn(server_, name_ + "/server", [this](Context& ctx) { run_side(ctx, false); });
+  }
+
+  nlohmann::ordered_json results() const override {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < sizes_.size(); ++i) {
+      nlohmann::ordered_json row;
+      row["size_bytes"] = sizes_[i];
+      if (is_latency(test_)) {
+        const LatencyStats& s = latency_[i];
+        row["iterations"] = s.samples;
+        row["t_min_us"] = s.t_min_us;
+        row["t_typical_us"] = s.t_typical_us;
+        row["t_max_us"] = s.t_max_us;
+        row["t_avg_us"] = s.t_avg_us;
+        row["t_99_percent_us"] = s.t_p99_us;
+        row["t_99_9_percent_us"] = s.t_p999_us;
+      } else {
+        const BwFigures& b = bandwidth_[i];
+        row["iterations"] = b.messages;
+        row["bw_peak_gbps"] = b.peak_gbps;
+        row["bw_average_gbps"] = b.average_gbps;
+        row["msg_rate_mpps"] = b.msg_rate_mpps;
+      }
+      out.push_back(row);
+    }
+    return out;
+  }
+
+  std::vector<std::string> table() const override {
+    std::vector<std::string> lines;
+    std::ostringstream head;
+    head << name_ << " (" << type_ << ", " << client_ << " -> " << server_ << ")";
+    lines.push_back(head.str());
+    char line[200];
+    if (is_latency(test_)) {
+      lines.push_back(" #bytes #iterations    t_min[us]  t_max[us]  t_typical[us]  t_avg[us]  99%[us]  99.9%[us]");
+      for (std::size_t i = 0; i < sizes_.size(); ++i) {
+        const LatencyStats& s = latency_[i];
+        std::snprintf(line, sizeof line, " %-7u %-11llu %10.2f %10.2f %14.2f %10.2f %8.2f %10.2f", sizes_[i],
+                      static_cast<unsigned long long>(s.samples), s.t_min_us, s.t_max_us, s.t_typical_us, s.t_avg_us,
+                      s.t_p99_us, s.t_p999_us);
+        lines.push_back(line);
+      }
+    } else {
+      lines.push_back(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]");
+      for (std::size_t i = 0; i < sizes_.size(); ++i) {
+        const BwFigures& b = bandwidth_[i];
+        std::snprintf(line, sizeof line, " %-10u %-14llu %-18.2f %-20.2f %.6f", sizes_[i],
+                      static_cast<unsigned long long>(b.messages), b.peak_gbps, b.average_gbps, b.msg_rate_mpps);
+        lines.push_back(line);
+      }
+    }
+    return lines;
+  }
+
+private:
+  struct Qp {
+    std::uint32_t qpn = 0;
+    std::uint32_t send_cq = 0, recv_cq = 0;
+  };
+
+  /// Both sides: QPs created at time 0, connected at 1 ns, then each size in turn.
+  void run_side(Context& ctx, bool client) {
+    if (start_ > ctx.now())
+      ctx.program().sleep_until(start_);
+    const std::string& me = client ? client_ : server_;
+    const std::string& peer = client ? server_ : client_;
+    const std::uint32_t max_size = *std::max_element(sizes_.begin(), sizes_.end());
+    const std::uint64_t buffer = ctx.memory().allocate(std::max<std::uint32_t>(max_size, 64) * 2ull);
+    std::vector<Qp> qps(qps_);
+    verbs::QpCaps caps;
+    caps.max_send_wr = std::max(tx_depth_, 16u) + post_list_;
+    caps.max_recv_wr = std::max(tx_depth_, 512u);
+    caps.max_inline_data = inline_size_;
+    for (std::uint32_t q = 0; q < qps_; ++q) {
+      qps[q].send_cq = ctx.create_cq(caps.max_send_wr + 16);
+      qps[q].recv_cq = ctx.create_cq(caps.max_recv_wr + 16);
+      qps[q].qpn = ctx.create_qp(verbs::QpType::rc, caps, qps[q].send_cq, qps[q].recv_cq);
+      rendezvous_->publish(me, peer, static_cast<int>(q), ctx.lid(), qps[q].qpn);
+    }
+    ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
+    for (std::uint32_t q = 0; q < qps_; ++q) {
+      const auto [lid, qpn] = rendezvous_->lookup(peer, me, static_cast<int>(q));
+      verbs::QpAttr attr;
+      attr.dest_lid = lid;
+      attr.dest_qpn = qpn;
+      attr.path_mtu = static_cast<verbs::Mtu>(mtu_);
+      ctx.connect_qp(qps[q].qpn, attr);
+    }
+    // Both sides know their peer's buffer as the same offset: perftest exchanges addresses the same way.
+    peer_buffer_[client ? 0 : 1] = buffer;
+    ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
+    const std::uint64_t remote = peer_buffer_[client ? 1 : 0];
+    for (std::size_t i = 0; i < sizes_.size(); ++i) {
+      if (is_latency(test_))
+        latency_round(ctx, client, qps[0], buffer, remote, sizes_[i], i);
+      else
+        bandwidth_round(ctx, client, qps, buffer, remote, sizes_[i], i);
+    }
+  }
+
+  void latency_round(Context& ctx, bool client, const Qp& qp, std::uint64_t buffer, std::uint64_t remote,
+                     std::uint32_t size, std::size_t index) {
+    std::vector<sim::Time> samples;
+    samples.reserve(iterations_);
+    std::vector<verbs::WorkCompletion> wc(4);
+    verbs::SendWr wr;
+    wr.local_address = buffer;
+    wr.length_bytes = size;
+    wr.remote_address = remote;
+    wr.inline_data = size <= inline_size_;
+    switch (test_) {
+    case Test::write_lat:
+      wr.opcode = verbs::WrOpcode::rdma_write;
+      for (std::uint32_t i = 0; i < iterations_; ++i) {
+        const sim::Time start = ctx.now();
+        if (!client)
+          ctx.wait_for_write(buffer + size - 1);
+        post(ctx, qp.qpn, wr);
+        if (client)
+          ctx.wait_for_write(buffer + size - 1);
+        ctx.wait_cq(qp.send_cq, wc);
+        if (client)
+          samples.push_back(sim::Time::from_ps((ctx.now() - start).ps() / 2));
+      }
+      break;
+    case Test::send_lat: {
+      wr.opcode = verbs::WrOpcode::send;
+      const verbs::RecvWr recv{0, buffer + size, std::max<std::uint32_t>(size, 1)};
+      for (std::uint32_t i = 0; i < 2; ++i)
+        ctx.post_recv(qp.qpn, recv);
+      for (std::uint32_t i = 0; i < iterations_; ++i) {
+        const sim::Time start = ctx.now();
+        if (!client) {
+          ctx.wait_cq(qp.recv_cq, wc);
+          ctx.post_recv(qp.qpn, recv);
+        }
+        post(ctx, qp.qpn, wr);
+        if (client) {
+          ctx.wait_cq(qp.recv_cq, wc);
+          ctx.post_recv(qp.qpn, recv);
+        }
+        ctx.wait_cq(qp.send_cq, wc);
+        if (client)
+          samples.push_back(sim::Time::from_ps((ctx.now() - start).ps() / 2));
+      }
+      break;
+    }
+    case Test::read_lat:
+    case Test::atomic_lat:
+      if (!client)
+        break; // the server's HCA answers on its own
+      wr.opcode = test_ == Test::read_lat ? verbs::WrOpcode::rdma_read
+                  : atomic_ == "fetch_and_add" ? verbs::WrOpcode::atomic_fetch_and_add
+                                               : verbs::WrOpcode::atomic_cmp_and_swp;
+      wr.compare_add = 1;
+      for (std::uint32_t i = 0; i < iterations_; ++i) {
+        const sim::Time start = ctx.now();
+        post(ctx, qp.qpn, wr);
+        ctx.wait_cq(qp.send_cq, wc);
+        samples.push_back(ctx.now() - start);
+      }
+      break;
+    default:
+      break;
+    }
+    if (client)
+      latency_[index] = summarize(std::move(samples));
+  }
+
+  void bandwidth_round(Context& ctx, bool client, const std::vector<Qp>& qps, std::uint64_t buffer,
+                       std::uint64_t remote, std::uint32_t size, std::size_t index) {
+    const bool sends = client || bidirectional_;
+    const bool receives = test_ == Test::send_bw && (!client || bidirectional_);
+    verbs::SendWr wr;
+    wr.local_address = buffer;
+    wr.length_bytes = size;
+    wr.remote_address = remote;
+    wr.inline_data = size <= inline_size_;
+    wr.opcode = test_ == Test::write_bw  ? verbs::WrOpcode::rdma_write
+                : test_ == Test::read_bw ? verbs::WrOpcode::rdma_read
+                                         : verbs::WrOpcode::send;
+    const verbs::RecvWr recv{0, buffer + size, std::max<std::uint32_t>(size, 1)};
+    const std::uint32_t rx_depth = std::min<std::uint32_t>(512, iterations_);
+    std::vector<std::uint32_t> received(qps.size(), 0);
+    // perftest synchronizes out of band once the receiver has posted its RECVs: both sides wait as long as that
+    // takes, so that no SEND meets an empty receive queue.
+    const sim::Time ready_at = ctx.now() +
+                               ctx.hca().host_params().post_recv_cpu_cost *
+                                   static_cast<std::int64_t>(test_ == Test::send_bw ? rx_depth * qps.size() : 0) +
+                               sim::Time::from_ns(1);
+    if (receives)
+      for (const Qp& qp : qps)
+        for (std::uint32_t i = 0; i < rx_depth; ++i)
+          ctx.post_recv(qp.qpn, recv);
+    ctx.program().sleep_until(std::max(ready_at, ctx.now()));
+    if (!sends) {
+      // A receiver that only receives: keep its RQ full until every message is in.
+      std::vector<verbs::WorkCompletion> wc(64);
+      for (std::size_t q = 0; q < qps.size(); ++q) {
+        while (received[q] < iterations_) {
+          const int n = ctx.wait_cq(qps[q].recv_cq, wc);
+          for (int k = 0; k < n; ++k)
+            if (received[q]++ + rx_depth < iterations_)
+              ctx.post_recv(qps[q].qpn, recv);
+        }
+      }
+      return;
+    }
+    // perftest's loop: post while fewer than tx_depth are outstanding per QP; a completion every cq_mod WRs.
+    std::vector<std::uint32_t> posted(qps.size(), 0), completed(qps.size(), 0);
+    std::vector<sim::Time> completion_times;
+    completion_times.reserve(iterations_ * qps.size() / cq_mod_ + qps.size());
+    std::vector<verbs::WorkCompletion> wc(64);
+    std::vector<verbs::SendWr> batch(post_list_, wr);
+    const sim::Time start = ctx.now();
+    std::uint64_t done = 0;
+    const std::uint64_t total = std::uint64_t{iterations_} * qps.size();
+    while (done < total) {
+      for (std::size_t q = 0; q < qps.size(); ++q) {
+        while (posted[q] < iterations_ && posted[q] - completed[q] + post_list_ <= tx_depth_) {
+          const std::uint32_t n = std::min(post_list_, iterations_ - posted[q]);
+          for (std::uint32_t k = 0; k < n; ++k) {
+            const std::uint32_t id = posted[q] + k + 1;
+            batch[k].signaled = id % cq_mod_ == 0 || id == iterations_;
+            batch[k].wr_id = id;
+          }
+          post(ctx, qps[q].qpn, std::span<const verbs::SendWr>(batch.data(), n));
+          posted[q] += n;
+        }
+      }
+      // Replenish RECVs of a bidirectional send test without blocking on them.
+      if (receives)
+        for (std::size_t q = 0; q < qps.size(); ++q) {
+          const int n = ctx.hca().cq_ready(qps[q].recv_cq) > 0 ? ctx.poll_cq(qps[q].recv_cq, wc) : 0;
+          for (int k = 0; k < n; ++k)
+            if (received[q]++ + rx_depth < iterations_)
+              ctx.post_recv(qps[q].qpn, recv);
+        }
+      for (std::size_t q = 0; q < qps.size(); ++q) {
+        const bool must_wait = q + 1 == qps.size();
+        if (!must_wait && ctx.hca().cq_ready(qps[q].send_cq) == 0)
+          continue;
+        const int n = must_wait ? ctx.wait_cq(qps[q].send_cq, wc) : ctx.poll_cq(qps[q].send_cq, wc);
+        for (int k = 0; k < n; ++k) {
+          const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
+          if (c.status != verbs::WcStatus::success)
+            throw sim::InvariantViolation("perftest-completion", name_, "a work request failed",
+                                          std::string(verbs::to_string(c.status)));
+          const auto id = static_cast<std::uint32_t>(c.wr_id);
+          done += id - completed[q];
+          completed[q] = id;
+          completion_times.push_back(ctx.now());
+        }
+      }
+    }
+    const sim::Time elapsed = ctx.now() - start;
+    if (receives) // the rest of the peer's messages
+      for (std::size_t q = 0; q < qps.size(); ++q)
+        while (received[q] < iterations_) {
+          const int n = ctx.wait_cq(qps[q].recv_cq, wc);
+          received[q] += static_cast<std::uint32_t>(std::max(n, 0));
+        }
+    BwFigures f;
+    f.messages = total;
+    f.bytes = total * size;
+    f.seconds = elapsed.s();
+    f.average_gbps = static_cast<double>(f.bytes) * 8 / elapsed.ps() * 1e3;
+    f.msg_rate_mpps = static_cast<double>(total) / elapsed.ps() * 1e6;
+    // Peak: the best of the windows of an eighth of the completions (perftest takes the best cycle).
+    const std::size_t window = std::max<std::size_t>(completion_times.size() / 8, 1);
+    f.peak_gbps = f.average_gbps;
+    if (completion_times.size() > window) {
+      const double bytes_per_completion = static_cast<double>(f.bytes) / static_cast<double>(completion_times.size());
+      for (std::size_t i = window; i < completion_times.size(); ++i) {
+        const std::int64_t ps = (completion_times[i] - completion_times[i - window]).ps();
+        if (ps > 0)
+          f.peak_gbps = std::max(f.peak_gbps, bytes_per_completion * static_cast<double>(window) * 8 / ps * 1e3);
+      }
+    }
+    if (client) {
+      BwFigures& out = bandwidth_[index];
+      const double factor = bidirectional_ ? 2 : 1;
+      out = f;
+      out.average_gbps *= factor;
+      out.peak_gbps *= factor;
+      out.msg_rate_mpps *= factor;
+      out.messages = static_cast<std::uint64_t>(static_cast<double>(f.messages) * factor);
+    }
+  }
+
+  void post(Context& ctx, std::uint32_t qpn, std::span<const verbs::SendWr> wrs) {
+    const verbs::PostResult r = ctx.post_send(qpn, wrs);
+    if (!r.ok())
+      throw sim::InvariantViolation("perftest-post", name_, "post_send refused a work request",
+                                    std::string(verbs::to_string(r.error)));
+  }
+  void post(Context& ctx, std::uint32_t qpn, const verbs::SendWr& wr) { post(ctx, qpn, {&wr, 1}); }
+
+  Test test_;
+  std::string client_, server_, client_pointer_, server_pointer_;
+  std::vector<std::uint32_t> sizes_;
+  std::uint32_t iterations_ = 0, tx_depth_ = 0, qps_ = 0, inline_size_ = 0, post_list_ = 0, cq_mod_ = 0, mtu_ = 0;
+  bool bidirectional_ = false;
+  std::string atomic_;
+  sim::Time start_;
+  Rendezvous* rendezvous_ = nullptr;
+  std::uint64_t peer_buffer_[2] = {0, 0};
+  std::vector<LatencyStats> latency_;
+  std::vector<BwFigures> bandwidth_;
+};
+
+} // namespace
+
+std::unique_ptr<Workload> make_perftest(sim::JsonObjectReader& reader, const std::string& file,
+                                        const std::string& pointer, const std::string& type) {
+  return std::make_unique<Perftest>(reader, file, pointer, type);
+}
+
+} // namespace ib::host

@@ -1,0 +1,65 @@
+#include "models/host/workloads.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "models/host/workloads_impl.h"
+
+namespace ib::host {
+
+LatencyStats summarize(std::vector<sim::Time> samples) {
+  LatencyStats s;
+  s.samples = samples.size();
+  if (samples.empty())
+    return s;
+  std::sort(samples.begin(), samples.end());
+  // perftest's figures: t_typical is the median; the percentiles are the samples at that rank.
+  const auto at = [&](double q) {
+    const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(samples.size()))) - 1;
+    return samples[std::min(rank, samples.size() - 1)].us();
+  };
+  s.t_min_us = samples.front().us();
+  s.t_max_us = samples.back().us();
+  s.t_typical_us = samples[samples.size() / 2].us();
+  double sum = 0;
+  for (const sim::Time t : samples)
+    sum += t.us();
+  s.t_avg_us = sum / static_cast<double>(samples.size());
+  s.t_p99_us = at(0.99);
+  s.t_p999_us = at(0.999);
+  return s;
+}
+
+std::pair<std::uint16_t, std::uint32_t> Rendezvous::lookup(const std::string& peer, const std::string& host,
+                                                           int tag) const {
+  const auto it = table_.find({peer, host, tag});
+  if (it == table_.end())
+    throw std::logic_error(peer + " made no QP for " + host);
+  return it->second;
+}
+
+std::vector<std::string> workload_types() {
+  return {"ib_write_lat", "ib_read_lat",   "ib_send_lat", "ib_atomic_lat", "ib_write_bw",    "ib_read_bw",
+          "ib_send_bw",   "all_to_all",    "permutation", "incast",        "hot_spot",       "uniform_random"};
+}
+
+std::unique_ptr<Workload> read_workload(sim::JsonObjectReader& reader, const std::string& file,
+                                        const std::string& pointer, std::uint64_t seed) {
+  const std::string type = reader.required_enum(
+      "type", {"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat", "ib_write_bw", "ib_read_bw",
+               "ib_send_bw", "all_to_all", "permutation", "incast", "hot_spot", "uniform_random"});
+  if (type.rfind("ib_", 0) == 0)
+    return make_perftest(reader, file, pointer, type);
+  return make_pattern(reader, file, pointer, type, seed);
+}
+
+void check_host(Cluster& cluster, const std::string& name, const std::string& file, const std::string& pointer) {
+  try {
+    cluster.host(name);
+  } catch (const std::invalid_argument&) {
+    throw sim::InputError(file, pointer, "the name of a host (an HCA node) of the topology", "\"" + name + "\"");
+  }
+}
+
+} // namespace ib::host

@@ -1,0 +1,232 @@
+#include "sim/cli/fabric_run.h"
+
+#include <deque>
+#include <map>
+#include <set>
+
+#include "models/hca/params.h"
+#include "models/host/cluster.h"
+#include "models/pcie/params.h"
+#include "models/sm/sm_error.h"
+#include "models/sm/subnet.h"
+#include "models/switch/switch.h"
+#include "models/topology/catalog.h"
+#include "models/topology/topology.h"
+#include "sim/errors.h"
+#include "sim/json_reader.h"
+#include "sim/profile.h"
+
+namespace cli {
+namespace {
+
+using ib::host::Cluster;
+
+ib::topo::Topology load(const FabricScenario& f, const std::string& scenario_file) {
+  ib::topo::ProfileCatalog catalog;
+  if (!f.topology_path.empty())
+    return ib::topo::load_topology(f.topology_path, catalog);
+  return ib::topo::read_topology(sim::JsonDocument{scenario_file + " (its /topology)", f.topology_inline}, catalog);
+}
+
+ib::sm::Subnet route(const ib::topo::Topology& topology, const FabricScenario& f, const std::string& file) {
+  ib::sm::SmOptions options;
+  options.engine = f.routing;
+  options.lids.lmc = f.lmc;
+  try {
+    ib::sm::Subnet subnet = ib::sm::run_subnet_manager(topology, options);
+    if (subnet.check.unrouted_pairs > 0 || subnet.check.looping_pairs > 0)
+      throw sim::InputError(file, "/subnet_manager/routing", "a routing that reaches every host",
+                            f.routing + ", which leaves " + std::to_string(subnet.check.unrouted_pairs) +
+                                " unrouted and " + std::to_string(subnet.check.looping_pairs) + " looping pairs");
+    return subnet;
+  } catch (const ib::sm::SmError& e) {
+    throw sim::InputError(file, "/subnet_manager/routing", "a routing engine that can route this topology",
+                          f.routing + ": " + e.what());
+  }
+}
+
+/// Every parameter in effect, from every profile the fabric uses, with its unit and source.
+nlohmann::ordered_json profile_digests(const ib::topo::Topology& topology) {
+  std::set<std::pair<std::string, std::string>> used; // (model, profile)
+  for (std::size_t n = 0; n < topology.node_count(); ++n) {
+    const auto& node = topology.node(static_cast<ib::topo::NodeIndex>(n));
+    used.insert({node.kind == ib::topo::NodeKind::hca ? "hca" : "switch", node.profile});
+  }
+  nlohmann::ordered_json out;
+  const auto add = [&](const std::string& model, const std::string& name, const auto& table) {
+    const sim::Profile profile = sim::load_profile(sim::profile_path(name));
+    const auto params = sim::read_profile(table, profile);
+    out[model + "/" + name] = sim::digest(table, params, profile);
+    return params;
+  };
+  std::set<std::string> slots, hosts;
+  for (const auto& [model, name] : used) {
+    if (model == "hca") {
+      const ib::hca::Params p = add(model, name, ib::hca::param_table());
+      slots.insert(p.pcie_link);
+      hosts.insert(p.host);
+    } else {
+      add(model, name, ib::sw::param_table());
+    }
+  }
+  for (const std::string& name : slots)
+    add("pcie-link", name, ib::pcie::link_param_table());
+  for (const std::string& name : hosts)
+    add("host", name, ib::pcie::host_param_table());
+  return out;
+}
+
+nlohmann::ordered_json port_counters(Cluster& cluster) {
+  nlohmann::ordered_json ports = nlohmann::ordered_json::array();
+  const sim::Simulator& sim = cluster.simulator();
+  for (const auto& [a, b] : cluster.fabric().links()) {
+    for (const ib::link::Port* p : {a, b}) {
+      const ib::link::PortCounters c = p->counters();
+      nlohmann::ordered_json row;
+      row["port"] = sim.component_name(p->owner_component_id()) + "/" + std::to_string(p->number());
+      row["PortXmitData"] = c.xmit_data_words;
+      row["PortRcvData"] = c.rcv_data_words;
+      row["PortXmitPkts"] = c.xmit_pkts;
+      row["PortRcvPkts"] = c.rcv_pkts;
+      row["PortXmitWait_ns"] = c.xmit_wait.ns();
+      row["flow_control_packets"] = c.flow_control_pkts;
+      nlohmann::ordered_json by_vl = nlohmann::ordered_json::object();
+      for (int vl = 0; vl < ib::link::vl_slots; ++vl)
+        if (c.xmit_pkts_by_vl[static_cast<std::size_t>(vl)] > 0)
+          by_vl[std::to_string(vl)] = {{"PortVLXmitData", c.xmit_data_words_by_vl[static_cast<std::size_t>(vl)]},
+                                       {"PortVLXmitPkts", c.xmit_pkts_by_vl[static_cast<std::size_t>(vl)]}};
+      row["vls"] = by_vl;
+      ports.push_back(row);
+    }
+  }
+  return ports;
+}
+
+/// PCIe TLPs per message sent, per host and over the cluster, by direction and type.
+nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
+  nlohmann::ordered_json hosts = nlohmann::ordered_json::array();
+  std::array<std::uint64_t, 8> total{};
+  std::uint64_t total_messages = 0;
+  for (std::size_t i = 0; i < cluster.host_count(); ++i) {
+    const ib::host::HostNode& h = cluster.host(i);
+    const ib::hca::QpCounters q = h.hca->totals();
+    const auto& down = h.hca->bus().counters(ib::pcie::Direction::downstream);
+    const auto& up = h.hca->bus().counters(ib::pcie::Direction::upstream);
+    const std::array<std::uint64_t, 8> tlps = {
+        down.tlps[0], down.tlps[2], up.tlps[0], up.tlps[1], down.tlp_bytes[0], down.tlp_bytes[2],
+        up.tlp_bytes[0], up.tlp_bytes[1]};
+    for (std::size_t k = 0; k < 8; ++k)
+      total[k] += tlps[k];
+    total_messages += q.messages_sent;
+    if (q.messages_sent == 0 && q.messages_received == 0)
+      continue;
+    const ib::hca::PcieCounters& pc = h.hca->pcie_counters();
+    nlohmann::ordered_json row;
+    row["host"] = h.name;
+    row["messages_sent"] = q.messages_sent;
+    row["messages_received"] = q.messages_received;
+    row["doorbells"] = pc.doorbells;
+    row["blueflame_writes"] = pc.blueflame_writes;
+    row["wqe_reads"] = pc.wqe_fetches;
+    row["payload_reads"] = pc.payload_reads;
+    row["payload_writes"] = pc.payload_writes;
+    row["recv_wqe_reads"] = pc.recv_wqe_fetches;
+    row["cqe_writes"] = pc.cqe_writes;
+    row["downstream_mwr_tlps"] = tlps[0];
+    row["downstream_cpld_tlps"] = tlps[1];
+    row["upstream_mwr_tlps"] = tlps[2];
+    row["upstream_mrd_tlps"] = tlps[3];
+    row["retransmitted_packets"] = q.retransmitted_packets;
+    row["rnr_naks_received"] = q.rnr_naks_received;
+    row["timeouts"] = q.timeouts;
+    hosts.push_back(row);
+  }
+  const double m = static_cast<double>(std::max<std::uint64_t>(total_messages, 1));
+  nlohmann::ordered_json out;
+  out["messages_sent"] = total_messages;
+  out["per_message"] = {{"downstream_mwr_tlps", static_cast<double>(total[0]) / m},
+                        {"downstream_cpld_tlps", static_cast<double>(total[1]) / m},
+                        {"upstream_mwr_tlps", static_cast<double>(total[2]) / m},
+                        {"upstream_mrd_tlps", static_cast<double>(total[3]) / m},
+                        {"downstream_bytes", static_cast<double>(total[4] + total[5]) / m},
+                        {"upstream_bytes", static_cast<double>(total[6] + total[7]) / m}};
+  out["hosts"] = hosts;
+  return out;
+}
+
+} // namespace
+
+void validate_fabric(const Scenario& scenario) {
+  const ib::topo::Topology topology = load(scenario.fabric, scenario.file);
+  const ib::sm::Subnet subnet = route(topology, scenario.fabric, scenario.file);
+  Cluster cluster(topology, subnet, {});
+  // Spawning checks the host names; the programs never run.
+  std::deque<ib::host::Rendezvous> rendezvous;
+  for (const auto& w : scenario.fabric.workloads)
+    w->spawn(cluster, rendezvous.emplace_back());
+}
+
+FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*, const sim::Simulator&),
+                           void* progress_context) {
+  const FabricScenario& f = scenario.fabric;
+  const ib::topo::Topology topology = load(f, scenario.file);
+  const ib::sm::Subnet subnet = route(topology, f, scenario.file);
+  ib::host::ClusterOptions options;
+  options.seed = scenario.seed;
+  options.verify_contents = f.verify_contents;
+  options.cadence_dllps = f.pcie_dllp_cadence;
+  Cluster cluster(topology, subnet, options);
+  std::deque<ib::host::Rendezvous> rendezvous; // one per workload: each has its own QPs
+  for (const auto& w : f.workloads)
+    w->spawn(cluster, rendezvous.emplace_back());
+  cluster.simulator().set_progress_hook(progress_hook, progress_context);
+  const sim::HostRuntime::Outcome outcome = cluster.run(scenario.duration);
+  const bool finished = outcome.programs_stopped == 0;
+  // A run cut short by duration_us cannot be quiescent; credits must still be conserved.
+  const std::string broken = finished ? cluster.check_invariants() : cluster.fabric().check_invariants(false);
+  if (!broken.empty())
+    throw sim::InvariantViolation("fabric-run", scenario.name, "the run ended with an invariant broken", broken);
+
+  FabricRunResult result;
+  sim::ReportJson& report = result.report;
+  report["ibnetsim"] = IBNETSIM_VERSION;
+  sim::ReportJson about;
+  about["file"] = scenario.file;
+  about["name"] = scenario.name;
+  about["topology"] = topology.name;
+  about["hosts"] = cluster.host_count();
+  about["switches"] = cluster.fabric().switch_count();
+  about["routing"] = f.routing;
+  about["seed"] = scenario.seed;
+  report["scenario"] = about;
+  sim::ReportJson config = scenario_config(scenario);
+  config["profiles"] = profile_digests(topology);
+  report["config"] = config;
+  report["config_digest"] = sim::digest_hex(config.dump());
+
+  sim::ReportJson results;
+  // The workloads' span: the fabric then drains (final ACKs, credits) and idle retry timers run out.
+  results["simulated_time_us"] = cluster.programs_ended_at().us();
+  results["drained_at_us"] = cluster.simulator().now().us();
+  results["finished"] = finished;
+  results["kernel_events_dispatched"] = cluster.simulator().events_dispatched();
+  results["program_wakeups"] = outcome.wakeups;
+  sim::ReportJson workloads;
+  for (const auto& w : f.workloads) {
+    sim::ReportJson entry;
+    entry["type"] = w->type();
+    entry["results"] = w->results();
+    workloads[w->name()] = entry;
+    for (const std::string& line : w->table())
+      result.table.push_back(line);
+    result.table.push_back("");
+  }
+  results["workloads"] = workloads;
+  results["pcie"] = pcie_per_message(cluster);
+  results["ports"] = port_counters(cluster);
+  report["results"] = results;
+  result.events_dispatched = cluster.simulator().events_dispatched();
+  return result;
+}
+
+} // namespace cli

@@ -1,0 +1,30 @@
+// Runs a fabric scenario (DESIGN §6-7): the topology, its subnet manager, a cluster of hosts with their HCAs, the
+// scenario's workloads as host programs; then the invariants, and the report: every workload's figures, the
+// counters of every port under perfquery's names, PCIe TLPs per message, and what the run cost.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sim/cli/scenario.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+
+namespace cli {
+
+struct FabricRunResult {
+  sim::ReportJson report;          ///< deterministic: the same scenario and seed give the same document
+  std::vector<std::string> table;  ///< the workloads' own tables, for people
+  std::uint64_t events_dispatched = 0;
+};
+
+/// `progress_hook(context, simulator)` is called every 2^20 events (nullptr: none). Bad input: sim::InputError;
+/// an invariant broken: sim::InvariantViolation.
+FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*, const sim::Simulator&),
+                           void* progress_context);
+
+/// Everything a fabric scenario would run, checked without running it: the topology, the subnet, the hosts the
+/// workloads name.
+void validate_fabric(const Scenario& scenario);
+
+} // namespace cli
