@@ -318,17 +318,12 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
   const DmaHandle h{token};
   DmaOp& op = ops_[h];
   if (op.purpose != Purpose::cqe_write) {
-    if (op.purpose == Purpose::place_payload && !watches_.empty()) {
-      for (std::size_t i = 0; i < watches_.size();) {
-        if (watches_[i].address >= op.address && watches_[i].address < op.address + op.bytes) {
-          watches_[i].signal->notify();
-          watches_[i] = watches_.back();
-          watches_.pop_back();
-        } else {
-          ++i;
+    if (op.purpose == Purpose::place_payload)
+      for (Watch& w : watches_)
+        if (w.address >= op.address && w.address < op.address + op.bytes) {
+          ++w.writes;
+          w.signal->notify();
         }
-      }
-    }
     ops_.release(h); // payload placements and atomic writes: their packets went at dma_write_done
     return;
   }

@@ -143,9 +143,13 @@ public:
   verbs::PostResult post_send(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::SendWr> wrs,
                               std::uint32_t* mmio_stores = nullptr);
   verbs::PostResult post_recv(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::RecvWr> wrs);
-  /// Raises `signal` once, when a payload DMA write covering `address` next becomes visible in host memory (how a
-  /// program polling a buffer, as ib_write_lat does, sees data arrive).
-  void watch_write(std::uint64_t address, sim::Signal* signal) { watches_.push_back({address, signal}); }
+  /// Counts the payload DMA writes covering `address` as they become visible in host memory, raising `signal` at
+  /// each: how a program spinning on a buffer (ib_write_lat's iteration byte) sees data arrive. Returns its id.
+  std::size_t watch_writes(std::uint64_t address, sim::Signal* signal) {
+    watches_.push_back({address, 0, signal});
+    return watches_.size() - 1;
+  }
+  std::uint64_t writes_seen(std::size_t watch) const { return watches_[watch].writes; }
   /// Takes up to out.size() visible CQEs; -1 if the CQ overran.
   int poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out);
   /// CQEs visible and not yet polled.
@@ -270,6 +274,7 @@ private:
   std::uint32_t failed_qps_ = 0;
   struct Watch {
     std::uint64_t address;
+    std::uint64_t writes;
     sim::Signal* signal;
   };
   std::vector<Watch> watches_;

@@ -55,7 +55,6 @@ link::Port& Cluster::hca_port(topo::NodeIndex node, topo::PortNumber port, sm::L
     h.name = name;
     h.node = node;
     h.runtime = &runtime_;
-    h.memory_written = std::make_unique<sim::Signal>(runtime_);
     h.memory = std::make_unique<pcie::HostMemory>(options_.verify_contents);
     const std::uint32_t id = sim_.add_component(name);
     h.component_id = id;

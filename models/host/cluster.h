@@ -39,8 +39,8 @@ struct HostNode {
   std::uint32_t component_id = 0;
   std::unique_ptr<pcie::HostMemory> memory;
   std::unique_ptr<hca::Hca> hca;
-  std::deque<sim::Signal> signals;             ///< by CQ number
-  std::unique_ptr<sim::Signal> memory_written; ///< raised for a program waiting on a buffer
+  std::deque<sim::Signal> signals;       ///< by CQ number
+  std::deque<sim::Signal> watch_signals; ///< by buffer watch (Context::watch_buffer)
   sim::HostRuntime* runtime = nullptr;
 };
 

@@ -89,11 +89,19 @@ int Context::wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim
   }
 }
 
-void Context::wait_for_write(std::uint64_t address) {
-  sim::Signal& signal = *node_.memory_written;
-  signal.clear();
-  node_.hca->watch_write(address, &signal);
-  program_.wait(signal);
+std::size_t Context::watch_buffer(std::uint64_t address) {
+  sim::Signal& signal = node_.watch_signals.emplace_back(*node_.runtime);
+  return node_.hca->watch_writes(address, &signal);
+}
+
+void Context::wait_for_writes(std::size_t watch, std::uint64_t count) {
+  sim::Signal& signal = node_.watch_signals.at(watch);
+  while (true) {
+    signal.clear();
+    if (node_.hca->writes_seen(watch) >= count)
+      break;
+    program_.wait(signal);
+  }
   program_.compute(node_.hca->host_params().poll_cq_cpu_cost); // the read of the spin that saw it
 }
 

@@ -43,9 +43,11 @@ public:
   /// if `deadline` passed first.
   int wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim::Time deadline = sim::Time::max());
 
-  /// Blocks until the HCA next writes payload covering `address` into host memory and it is visible: a program
-  /// spinning on a buffer, without simulating every read of the spin. Costs one poll of the CPU.
-  void wait_for_write(std::uint64_t address);
+  /// Starts counting the HCA's payload writes that cover `address` (a byte a program will spin on); its id.
+  std::size_t watch_buffer(std::uint64_t address);
+  /// Blocks until `count` writes have covered the watched byte and are visible: a program spinning on a buffer
+  /// until it changes, without simulating every read of the spin. Costs one read of the spin.
+  void wait_for_writes(std::size_t watch, std::uint64_t count);
 
 private:
   sim::Program& program_;

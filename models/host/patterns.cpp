@@ -80,7 +80,8 @@ public:
     mtu_ = static_cast<std::uint32_t>(r.optional_uint("mtu_bytes", 256, 4096).value_or(4096));
     if ((mtu_ & (mtu_ - 1)) != 0)
       throw sim::InputError(file, r.pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096", std::to_string(mtu_));
-    start_ = r.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000)).value_or(sim::Time::zero());
+    start_ =
+        r.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000)).value_or(sim::Time::zero());
     if (type == "incast") {
       receiver_ = r.required_string("receiver");
       receiver_pointer_ = r.pointer_to("receiver");
@@ -124,8 +125,7 @@ public:
       check_host(cluster, hosts_[i], file_, sim::json_pointer_append(hosts_pointer_, i));
     if (!receiver_.empty()) {
       check_host(cluster, receiver_, file_, receiver_pointer_);
-      receiver_index_ = static_cast<std::uint32_t>(
-          std::find(hosts_.begin(), hosts_.end(), receiver_) - hosts_.begin());
+      receiver_index_ = static_cast<std::uint32_t>(std::find(hosts_.begin(), hosts_.end(), receiver_) - hosts_.begin());
       if (receiver_index_ == hosts_.size())
         hosts_.push_back(receiver_);
     }
@@ -147,10 +147,11 @@ public:
     out["per_host_injection_gbps"] = aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1));
     out["per_host_injection_fraction_of_line_rate"] =
         aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)) / line_rate_gbps_;
-    out["msg_rate_mpps"] = static_cast<double>(total_messages_) / std::max<std::int64_t>((last_ - first_).ps(), 1) * 1e6;
+    out["msg_rate_mpps"] =
+        static_cast<double>(total_messages_) / std::max<std::int64_t>((last_ - first_).ps(), 1) * 1e6;
     const LatencyStats lat = message_latency_;
-    out["message_latency"] = {{"t_min_us", lat.t_min_us}, {"t_typical_us", lat.t_typical_us},
-                              {"t_max_us", lat.t_max_us}, {"t_avg_us", lat.t_avg_us},
+    out["message_latency"] = {{"t_min_us", lat.t_min_us},        {"t_typical_us", lat.t_typical_us},
+                              {"t_max_us", lat.t_max_us},        {"t_avg_us", lat.t_avg_us},
                               {"t_99_percent_us", lat.t_p99_us}, {"t_99_9_percent_us", lat.t_p999_us}};
     double min_gbps = 0, max_gbps = 0;
     flow_range(min_gbps, max_gbps);
@@ -254,8 +255,7 @@ private:
         std::iota(partner.begin(), partner.end(), 0u);
         for (std::uint32_t i = n - 1; i > 0; --i)
           std::swap(partner[i], partner[rng.uniform_below(i + 1)]);
-      } while (std::any_of(partner.begin(), partner.end(),
-                           [&, i = 0u](std::uint32_t p) mutable { return p == i++; }));
+      } while (std::any_of(partner.begin(), partner.end(), [&, i = 0u](std::uint32_t p) mutable { return p == i++; }));
       for (std::uint32_t i = 0; i < n; ++i)
         for (std::uint32_t m = 0; m < messages_; ++m)
           plans_[i].push_back({partner[i], draw_size(rng), sim::Time::zero()});

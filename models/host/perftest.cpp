@@ -31,7 +31,7 @@ public:
     pointer_ = pointer;
     type_ = type;
     static const std::map<std::string, Test> tests = {
-        {"ib_write_lat", Test::write_lat}, {"ib_read_lat", Test::read_lat}, {"ib_send_lat", Test::send_lat},
+        {"ib_write_lat", Test::write_lat},   {"ib_read_lat", Test::read_lat}, {"ib_send_lat", Test::send_lat},
         {"ib_atomic_lat", Test::atomic_lat}, {"ib_write_bw", Test::write_bw}, {"ib_read_bw", Test::read_bw},
         {"ib_send_bw", Test::send_bw}};
     test_ = tests.at(type);
@@ -59,10 +59,10 @@ public:
     iterations_ = static_cast<std::uint32_t>(r.optional_uint("iterations", 1, 100'000'000).value_or(lat ? 1000 : 5000));
     tx_depth_ = static_cast<std::uint32_t>(r.optional_uint("tx_depth", 1, 16384).value_or(lat ? 1 : 128));
     qps_ = static_cast<std::uint32_t>(r.optional_uint("qps", 1, 4096).value_or(1));
-    const bool inlinable = test_ == Test::write_lat || test_ == Test::send_lat || test_ == Test::write_bw ||
-                           test_ == Test::send_bw;
-    inline_size_ = static_cast<std::uint32_t>(
-        r.optional_uint("inline_size_bytes", 0, 4096).value_or(inlinable && lat ? 220 : 0));
+    const bool inlinable =
+        test_ == Test::write_lat || test_ == Test::send_lat || test_ == Test::write_bw || test_ == Test::send_bw;
+    inline_size_ =
+        static_cast<std::uint32_t>(r.optional_uint("inline_size_bytes", 0, 4096).value_or(inlinable && lat ? 220 : 0));
     if (!inlinable && inline_size_ > 0)
       throw sim::InputError(file, r.pointer_to("inline_size_bytes"), "0: " + type + " has nothing to inline",
                             std::to_string(inline_size_));
@@ -84,7 +84,8 @@ public:
     if (bidirectional_ && lat)
       throw sim::InputError(file, r.pointer_to("bidirectional"), "false for a latency test", "true");
     atomic_ = r.optional_enum("atomic", {"fetch_and_add", "cmp_and_swap"}).value_or("fetch_and_add");
-    start_ = r.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000)).value_or(sim::Time::zero());
+    start_ =
+        r.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000)).value_or(sim::Time::zero());
     r.finish();
     latency_.resize(sizes_.size());
     bandwidth_.resize(sizes_.size());
@@ -231,20 +232,23 @@ private:
     wr.remote_address = remote;
     wr.inline_data = size <= inline_size_;
     switch (test_) {
-    case Test::write_lat:
+    case Test::write_lat: {
+      // Each side spins on the last byte of its buffer, which the peer's WRITE of iteration i changes.
       wr.opcode = verbs::WrOpcode::rdma_write;
+      const std::size_t watch = ctx.watch_buffer(buffer + size - 1);
       for (std::uint32_t i = 0; i < iterations_; ++i) {
         const sim::Time start = ctx.now();
         if (!client)
-          ctx.wait_for_write(buffer + size - 1);
+          ctx.wait_for_writes(watch, i + 1);
         post(ctx, qp.qpn, wr);
         if (client)
-          ctx.wait_for_write(buffer + size - 1);
+          ctx.wait_for_writes(watch, i + 1);
         ctx.wait_cq(qp.send_cq, wc);
         if (client)
           samples.push_back(sim::Time::from_ps((ctx.now() - start).ps() / 2));
       }
       break;
+    }
     case Test::send_lat: {
       wr.opcode = verbs::WrOpcode::send;
       const verbs::RecvWr recv{0, buffer + size, std::max<std::uint32_t>(size, 1)};
@@ -271,7 +275,7 @@ private:
     case Test::atomic_lat:
       if (!client)
         break; // the server's HCA answers on its own
-      wr.opcode = test_ == Test::read_lat ? verbs::WrOpcode::rdma_read
+      wr.opcode = test_ == Test::read_lat      ? verbs::WrOpcode::rdma_read
                   : atomic_ == "fetch_and_add" ? verbs::WrOpcode::atomic_fetch_and_add
                                                : verbs::WrOpcode::atomic_cmp_and_swp;
       wr.compare_add = 1;

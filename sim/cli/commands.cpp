@@ -195,9 +195,9 @@ int run_fabric_command(const Scenario& scenario, const Parsed& parsed, sim::Repo
   switch (format) {
   case sim::ReportFormat::table: {
     const sim::ReportJson& about = report["scenario"];
-    out << "scenario " << about["name"].get<std::string>() << " (" << about["file"].get<std::string>() << "): "
-        << about["hosts"] << " hosts, " << about["switches"] << " switches, " << about["routing"].get<std::string>()
-        << " routing, seed " << about["seed"] << "\n\n";
+    out << "scenario " << about["name"].get<std::string>() << " (" << about["file"].get<std::string>()
+        << "): " << about["hosts"] << " hosts, " << about["switches"] << " switches, "
+        << about["routing"].get<std::string>() << " routing, seed " << about["seed"] << "\n\n";
     for (const std::string& line : result.table)
       out << line << "\n";
     const sim::ReportJson& r = report["results"];

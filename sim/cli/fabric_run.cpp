@@ -112,9 +112,8 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
     const ib::hca::QpCounters q = h.hca->totals();
     const auto& down = h.hca->bus().counters(ib::pcie::Direction::downstream);
     const auto& up = h.hca->bus().counters(ib::pcie::Direction::upstream);
-    const std::array<std::uint64_t, 8> tlps = {
-        down.tlps[0], down.tlps[2], up.tlps[0], up.tlps[1], down.tlp_bytes[0], down.tlp_bytes[2],
-        up.tlp_bytes[0], up.tlp_bytes[1]};
+    const std::array<std::uint64_t, 8> tlps = {down.tlps[0],      down.tlps[2],      up.tlps[0],      up.tlps[1],
+                                               down.tlp_bytes[0], down.tlp_bytes[2], up.tlp_bytes[0], up.tlp_bytes[1]};
     for (std::size_t k = 0; k < 8; ++k)
       total[k] += tlps[k];
     total_messages += q.messages_sent;

@@ -13,8 +13,8 @@
 namespace cli {
 
 struct FabricRunResult {
-  sim::ReportJson report;          ///< deterministic: the same scenario and seed give the same document
-  std::vector<std::string> table;  ///< the workloads' own tables, for people
+  sim::ReportJson report;         ///< deterministic: the same scenario and seed give the same document
+  std::vector<std::string> table; ///< the workloads' own tables, for people
   std::uint64_t events_dispatched = 0;
 };
 

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <memory>
 
 #include <nlohmann/json.hpp>
 
@@ -23,11 +22,11 @@ enum class WorkloadType { phold, fabric };
 
 /// A fabric, its subnet manager's settings, and the workloads its hosts run.
 struct FabricScenario {
-  std::string topology_path;       ///< a topology file (relative paths from the scenario's directory) ...
-  nlohmann::json topology_inline;  ///< ... or the topology document itself
-  std::string routing = "minhop";  ///< routing engine (models/sm)
+  std::string topology_path;      ///< a topology file (relative paths from the scenario's directory) ...
+  nlohmann::json topology_inline; ///< ... or the topology document itself
+  std::string routing = "minhop"; ///< routing engine (models/sm)
   unsigned lmc = 0;
-  bool verify_contents = false;    ///< host memory carries bytes
+  bool verify_contents = false; ///< host memory carries bytes
   bool pcie_dllp_cadence = true;
   std::vector<std::shared_ptr<ib::host::Workload>> workloads;
 };

@@ -8,7 +8,7 @@ using testing::run_cli;
 using testing::source_path;
 
 namespace {
-const std::string default_scenario = source_path("scenarios/default.json");
+const std::string default_scenario = source_path("scenarios/phold.json"); // the kernel alone: fast and exact
 // Keeps CLI tests fast: the default scenario over 2 µs of simulated time.
 const std::vector<std::string> short_run = {"--set", "/duration_us=2"};
 
@@ -196,7 +196,7 @@ TEST_CASE("cli: --set overrides are applied, reported and change the digest", "[
 TEST_CASE("cli: validate checks without running, params lists parameters", "[cli][quick]") {
   const auto ok = run_cli({"validate", default_scenario});
   CHECK(ok.exit_code == 0);
-  CHECK_THAT(ok.out, Catch::Contains("valid scenario \"default\""));
+  CHECK_THAT(ok.out, Catch::Contains("valid scenario \"phold\""));
   const auto bad = run_cli({"validate", default_scenario, "--set", "/workload/lookahead_ns=0"});
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("/workload/lookahead_ns"));

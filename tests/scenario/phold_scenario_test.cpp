@@ -8,7 +8,7 @@ using testing::run_cli;
 
 namespace {
 nlohmann::json run_json(std::vector<std::string> extra) {
-  std::vector<std::string> argv = {"run", testing::source_path("scenarios/default.json"), "--format", "json"};
+  std::vector<std::string> argv = {"run", testing::source_path("scenarios/phold.json"), "--format", "json"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   const auto r = run_cli(argv);
   REQUIRE(r.exit_code == 0);

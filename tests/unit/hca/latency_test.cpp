@@ -34,13 +34,14 @@ sim::Time write_latency(testing::TestCluster& c, std::uint32_t iterations) {
     wr.local_address = client ? a_buffer : b_buffer;
     wr.remote_address = client ? b_buffer : a_buffer;
     std::vector<verbs::WorkCompletion> wc(1);
+    const std::size_t watch = ctx.watch_buffer(client ? a_buffer : b_buffer);
     for (std::uint32_t i = 0; i < iterations; ++i) {
       const sim::Time start = ctx.now();
       if (!client)
-        ctx.wait_for_write(b_buffer);
+        ctx.wait_for_writes(watch, i + 1);
       REQUIRE(ctx.post_send(qp, wr).ok());
       if (client)
-        ctx.wait_for_write(a_buffer);
+        ctx.wait_for_writes(watch, i + 1);
       REQUIRE(ctx.wait_cq(cq, wc) == 1); // the own WRITE's completion, long there by now
       if (client)
         half_rtts.push_back(sim::Time::from_ps((ctx.now() - start).ps() / 2));
