@@ -175,7 +175,7 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
   if (posted == 0)
     return result;
   // One doorbell per post: BlueFlame copies a lone small WQE through write-combining MMIO instead.
-  const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::doorbell), qp.index);
+  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::doorbell), qp.index);
   ops_[op].count = qp.sq_posted;
   const bool blueflame = blueflame_ && posted == 1 && last_wqe_bytes <= params_.blueflame_buffer_bytes;
   ops_[op].blueflame = blueflame;

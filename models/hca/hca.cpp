@@ -114,11 +114,51 @@ QpCounters Hca::totals() const {
   return t;
 }
 
-Hca::DmaHandle Hca::new_op(std::uint8_t purpose, std::uint32_t qp) {
+Hca::DmaHandle Hca::new_op(const sim::Simulator& sim, std::uint8_t purpose, std::uint32_t qp) {
   const DmaHandle h = ops_.acquire();
   ops_[h].purpose = static_cast<Purpose>(purpose);
   ops_[h].qp = qp;
+  ops_[h].issued = sim.now();
   return h;
+}
+
+void Hca::trace_op(const sim::Simulator& sim, const DmaOp& op) {
+  static constexpr std::string_view names[] = {"doorbell",
+                                               "WQE read",
+                                               "payload read",
+                                               "RECV WQE read",
+                                               "payload write",
+                                               "READ response write",
+                                               "atomic result write",
+                                               "CQE write",
+                                               "atomic read",
+                                               "atomic write"};
+  std::string_view name = names[static_cast<int>(op.purpose)];
+  if (op.purpose == Purpose::doorbell && op.blueflame)
+    name = "BlueFlame";
+  // QP-bound work goes on the QP's track; CQE writes on the CQ's.
+  const bool cqe = op.purpose == Purpose::cqe_write;
+  const std::uint32_t qpn = cqe ? op.cqe.wc.qp_num : op.qp + 2;
+  if (!tracer_->wants(component_id_, qpn, op.issued, sim.now()))
+    return;
+  const std::uint32_t track = pcie_track + (cqe ? 0 : qpn);
+  tracer_->name_track(component_id_, track, cqe ? std::string("PCIe: CQEs") : "PCIe: QP " + std::to_string(qpn));
+  tracer_->span(component_id_, track, "pcie", name, op.issued, sim.now(),
+                "\"qpn\": " + std::to_string(qpn) + (op.bytes > 0 ? ", \"bytes\": " + std::to_string(op.bytes) : ""));
+}
+
+void Hca::trace_program(const sim::Simulator& sim, std::uint32_t qpn, std::string_view what, const std::string& args) {
+  if (tracer_ == nullptr || !tracer_->wants(component_id_, qpn, sim.now(), sim.now()))
+    return;
+  const std::uint32_t track = program_track + qpn;
+  tracer_->name_track(component_id_, track, "program: QP " + std::to_string(qpn));
+  tracer_->instant(component_id_, track, "verbs", what, sim.now(), args);
+}
+
+void Hca::set_tracer(sim::Tracer* tracer) {
+  tracer_ = tracer;
+  for (PortState& p : ports_)
+    p.port.set_tracer(tracer);
 }
 
 link::PacketHandle Hca::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
@@ -211,12 +251,16 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
 // ---- The bus's callbacks: route each finished transaction to its purpose.
 
 void Hca::mmio_arrived(sim::Simulator& sim, std::uint32_t token) {
+  if (tracer_ != nullptr)
+    trace_op(sim, ops_[DmaHandle{token}]);
   sim.schedule_in(params_.doorbell_processing, self_, static_cast<std::uint8_t>(Kind::doorbell_ready), token);
 }
 
 void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
   const DmaHandle h{token};
   DmaOp& op = ops_[h];
+  if (tracer_ != nullptr)
+    trace_op(sim, op);
   switch (op.purpose) {
   case Purpose::wqe_fetch: {
     Qp& qp = qps_[op.qp];
@@ -262,6 +306,7 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
       bytes[i] = static_cast<std::uint8_t>(updated >> (8 * i));
     memory_.write(op.address, bytes);
     op.purpose = Purpose::atomic_write;
+    op.issued = sim.now();
     op.count = 0;
     hd.original = original;
     ++pcie_.atomic_writes;
@@ -277,6 +322,8 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
 void Hca::dma_write_done(sim::Simulator& sim, std::uint32_t token) {
   const DmaHandle h{token};
   DmaOp& op = ops_[h];
+  if (tracer_ != nullptr && op.purpose != Purpose::cqe_write)
+    trace_op(sim, op);
   switch (op.purpose) {
   case Purpose::place_payload:
   case Purpose::place_response:
@@ -327,6 +374,8 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
     ops_.release(h); // payload placements and atomic writes: their packets went at dma_write_done
     return;
   }
+  if (tracer_ != nullptr)
+    trace_op(sim, op);
   Cq& cq = cqs_[op.qp];
   cq.ring[op.count % cq.depth] = op.cqe;
   ++cq.visible;

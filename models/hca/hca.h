@@ -36,6 +36,7 @@
 #include "sim/pool.h"
 #include "sim/ring.h"
 #include "sim/simulator.h"
+#include "sim/trace.h"
 
 namespace ib::hca {
 
@@ -156,6 +157,10 @@ public:
   std::uint32_t cq_ready(std::uint32_t cq) const;
 
   // Observation.
+  /// Traces PCIe transactions, packets sent by its ports and the programs' verbs calls to `tracer` (nullptr: off).
+  void set_tracer(sim::Tracer* tracer);
+  /// A program's verbs call on QP `qpn` as an instant on the trace (no-op without a tracer).
+  void trace_program(const sim::Simulator& sim, std::uint32_t qpn, std::string_view what, const std::string& args);
   const QpCounters& qp_counters(std::uint32_t qpn) const;
   /// The counters of all its QPs added up (peak_reads_outstanding: the largest).
   QpCounters totals() const;
@@ -194,7 +199,10 @@ private:
   Qp& qp_by_qpn(std::uint32_t qpn);
   const Qp& qp_by_qpn(std::uint32_t qpn) const;
   Qp* find_qp(std::uint32_t qpn);
-  DmaHandle new_op(std::uint8_t purpose, std::uint32_t qp);
+  DmaHandle new_op(const sim::Simulator& sim, std::uint8_t purpose, std::uint32_t qp);
+  void trace_op(const sim::Simulator& sim, const DmaOp& op);
+  static constexpr std::uint32_t pcie_track = 1'000'000;    ///< trace threads: PCIe work per QP
+  static constexpr std::uint32_t program_track = 2'000'000; ///< and the program's verbs calls per QP
   void activate(sim::Simulator& sim, Qp& qp);
   void pump_tx(sim::Simulator& sim, PortState& port);
   void try_transmit(sim::Simulator& sim, PortState& port);
@@ -278,6 +286,7 @@ private:
     sim::Signal* signal;
   };
   std::vector<Watch> watches_;
+  sim::Tracer* tracer_ = nullptr;
 };
 
 } // namespace ib::hca

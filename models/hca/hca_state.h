@@ -188,6 +188,7 @@ struct Hca::DmaOp {
   std::uint32_t bytes = 0;
   std::uint32_t bucket = 0; ///< atomics
   bool blueflame = false;
+  sim::Time issued; ///< when the transaction started, for traces
   CqEntry cqe;
 };
 

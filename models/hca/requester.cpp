@@ -105,8 +105,9 @@ void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
     ++count;
   }
   qp.fetching = true;
-  const DmaHandle h = new_op(static_cast<std::uint8_t>(Purpose::wqe_fetch), qp.index);
+  const DmaHandle h = new_op(sim, static_cast<std::uint8_t>(Purpose::wqe_fetch), qp.index);
   ops_[h].count = count;
+  ops_[h].bytes = bytes;
   ++pcie_.wqe_fetches;
   pcie_.wqe_fetch_bytes += bytes;
   bus_->dma_read(sim, first.address, bytes, h.value);
@@ -223,7 +224,7 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   port.data.push_back(th);
   port.payload_buffered += payload;
   if (!entry.payload_in) {
-    const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
+    const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
     ops_[op].tx = th;
     ops_[op].port = port.index;
     ops_[op].address = wr.local_address + std::uint64_t{i} * qp.mtu;
@@ -443,7 +444,7 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
     for (std::size_t i = 0; i < 8; ++i)
       bytes[i] = static_cast<std::uint8_t>(h.original >> (8 * i));
     memory_.write(wr.local_address, bytes);
-    const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::place_atomic), qp.index);
+    const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::place_atomic), qp.index);
     ops_[op].packet = handle;
     ++pcie_.payload_writes;
     pcie_.payload_write_bytes += 8;
@@ -454,7 +455,7 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
     if (p.payload_bytes > 0) {
       if (memory_.keeps_contents())
         memory_.write(address, h.payload);
-      const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::place_response), qp.index);
+      const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::place_response), qp.index);
       ops_[op].packet = handle;
       ++pcie_.payload_writes;
       pcie_.payload_write_bytes += p.payload_bytes;
@@ -549,7 +550,7 @@ void Hca::write_cqe(sim::Simulator& sim, std::uint32_t cq_index, const verbs::Wo
     cq.overrun = true; // the program polled too slowly: the CQ is in error, as on hardware
     return;
   }
-  const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::cqe_write), cq_index);
+  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::cqe_write), cq_index);
   ops_[op].count = cq.issued++;
   ops_[op].cqe = CqEntry{wc, qp_index, wqe_index, is_send};
   // One completion unit builds CQEs in order; their writes then stay in order on the bus.

@@ -243,7 +243,7 @@ void Hca::fetch_recv_wqe(sim::Simulator& sim, Qp& qp) {
   if (qp.rq_fetching || qp.rq_fetched == qp.rq_consumed)
     return;
   qp.rq_fetching = true;
-  const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::recv_wqe_fetch), qp.index);
+  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::recv_wqe_fetch), qp.index);
   ++pcie_.recv_wqe_fetches;
   bus_->dma_read(sim, qp.rq_address + (qp.rq_fetched % qp.caps.max_recv_wr) * params_.recv_wqe_bytes,
                  params_.recv_wqe_bytes, op.value);
@@ -335,7 +335,7 @@ void Hca::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, 
     memory_.write(address, headers_of(handle).payload);
   if (qp.type == verbs::QpType::rc)
     responder_bytes_placed_ += p.payload_bytes;
-  const DmaHandle op = new_op(purpose, qp.index);
+  const DmaHandle op = new_op(sim, purpose, qp.index);
   ops_[op].packet = handle;
   ops_[op].address = address;
   ops_[op].bytes = p.payload_bytes;
@@ -424,7 +424,7 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   port.data.push_back(th);
   port.payload_buffered += payload;
   if (payload > 0) {
-    const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
+    const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
     ops_[op].tx = th;
     ops_[op].port = port.index;
     ops_[op].address = job.address + std::uint64_t{i} * qp.mtu;
@@ -448,7 +448,7 @@ void Hca::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) 
   }
   // Atomics on addresses that share a lock bucket (the low address bits) run one at a time, each holding the
   // lock for its PCIe read-modify-write.
-  const DmaHandle op = new_op(static_cast<std::uint8_t>(Purpose::atomic_read), qp.index);
+  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::atomic_read), qp.index);
   ops_[op].packet = request;
   ops_[op].address = h.remote_address;
   ops_[op].bucket = static_cast<std::uint32_t>(h.remote_address % atomic_bucket_busy_.size());

@@ -69,6 +69,18 @@ link::Port& Cluster::hca_port(topo::NodeIndex node, topo::PortNumber port, sm::L
   return p;
 }
 
+void Cluster::set_tracer(sim::Tracer* tracer) {
+  if (tracer != nullptr)
+    for (std::uint32_t id = 0; id < sim_.component_count(); ++id)
+      tracer->name_component(id, sim_.component_name(id));
+  for (const auto& [a, b] : fabric_->links()) {
+    a->set_tracer(tracer);
+    b->set_tracer(tracer);
+  }
+  for (HostNode& h : hosts_)
+    h.hca->set_tracer(tracer);
+}
+
 HostNode& Cluster::host(std::string_view name) {
   const auto node = topology_.find(name);
   if (!node || host_of_node_[*node] < 0)

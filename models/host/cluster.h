@@ -58,6 +58,8 @@ public:
 
   /// A program on host `host_name`, started when run() starts.
   void spawn(std::string_view host_name, std::string program_name, std::function<void(Context&)> body);
+  /// Sends a timeline of every component to `tracer` (nullptr: none). Call before run().
+  void set_tracer(sim::Tracer* tracer);
   /// Runs until every program has ended and the fabric is idle, or until `until`.
   sim::HostRuntime::Outcome run(sim::Time until = sim::Time::max());
   /// When the last program ended (its body returned).

@@ -54,6 +54,9 @@ verbs::PostResult Context::post_send(std::uint32_t qpn, std::span<const verbs::S
       cpu.post_send_cpu_cost + cpu.wqe_build_cpu_cost * static_cast<std::int64_t>(wrs.size()) +
       sim::Time::from_ps(static_cast<std::int64_t>(inline_bytes * cpu.inline_copy_ns_per_byte * 1e3));
   program_.compute(build);
+  node_.hca->trace_program(program_.simulator(), qpn, "post_send",
+                           "\"wrs\": " + std::to_string(wrs.size()) +
+                               ", \"first_wr_id\": " + std::to_string(wrs.empty() ? 0 : wrs[0].wr_id));
   std::uint32_t stores = 0;
   const verbs::PostResult result = node_.hca->post_send(program_.simulator(), qpn, wrs, &stores);
   // The MMIO stores (the bus charged the same time before their TLPs left).
@@ -69,6 +72,13 @@ verbs::PostResult Context::post_recv(std::uint32_t qpn, std::span<const verbs::R
 
 int Context::poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out) {
   const int n = node_.hca->poll_cq(cq, out);
+  for (int i = 0; i < n; ++i) {
+    const verbs::WorkCompletion& wc = out[static_cast<std::size_t>(i)];
+    node_.hca->trace_program(program_.simulator(), wc.qp_num, "poll_cq",
+                             "\"wr_id\": " + std::to_string(wc.wr_id) + ", \"opcode\": \"" +
+                                 std::string(verbs::to_string(wc.opcode)) + "\", \"status\": \"" +
+                                 std::string(verbs::to_string(wc.status)) + "\"");
+  }
   const pcie::HostParams& cpu = node_.hca->host_params();
   program_.compute(cpu.poll_cq_cpu_cost + cpu.cqe_read_cpu_cost * std::max(n, 0));
   return n;

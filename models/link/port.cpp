@@ -85,6 +85,15 @@ bool Port::has_credits(sim::Time now, std::uint8_t vl, std::uint32_t wire_bytes)
   return vls_[vl].sender.may_send(blocks_for(wire_bytes));
 }
 
+void Port::trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at) {
+  tracer_->name_track(owner_component_id_, number_, "port " + std::to_string(number_));
+  tracer_->span(owner_component_id_, number_, "link", to_string(packet.opcode), start_at, end_at,
+                "\"dlid\": " + std::to_string(packet.dlid) + ", \"slid\": " + std::to_string(packet.slid) +
+                    ", \"dest_qpn\": " + std::to_string(packet.dest_qpn) + ", \"psn\": " + std::to_string(packet.psn) +
+                    ", \"vl\": " + std::to_string(packet.vl) +
+                    ", \"wire_bytes\": " + std::to_string(packet.wire_bytes));
+}
+
 sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle, std::uint8_t vl,
                      sim::Time tail_available_at) {
   const sim::Time now = sim.now();
@@ -125,6 +134,8 @@ sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle,
                static_cast<std::uint8_t>(PortEventKind::packet_arrives), handle.value);
   busy_until_ = end_at;
   data_busy_until_ = end_at;
+  if (tracer_ != nullptr && tracer_->wants(owner_component_id_, packet.dest_qpn, start_at, end_at))
+    trace_packet(packet, start_at, end_at);
   return end_at;
 }
 

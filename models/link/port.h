@@ -19,6 +19,7 @@
 #include "sim/ring.h"
 #include "sim/simulator.h"
 #include "sim/time.h"
+#include "sim/trace.h"
 
 namespace ib::link {
 
@@ -92,6 +93,8 @@ public:
   void bind(sim::Target owner, std::uint32_t owner_component_id, std::uint8_t number, const PortConfig& config);
 
   bool connected() const { return connected_; }
+  /// Every packet this port sends goes to `tracer` (nullptr: none) as a span from first to last bit.
+  void set_tracer(sim::Tracer* tracer) { tracer_ = tracer; }
   /// The component the port belongs to (its name in reports: simulator.component_name()).
   std::uint32_t owner_component_id() const { return owner_component_id_; }
   std::uint8_t number() const { return number_; }
@@ -155,6 +158,7 @@ private:
   void absorb_flow_control(sim::Time now);
   std::string name(const sim::Simulator& sim, int vl) const;
   void arm_refresh(sim::Simulator& sim);
+  void trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at);
 
   // Touched by every packet, kept together in the first cache lines.
   sim::Time busy_until_;      ///< the serializer's last scheduled bit, data or FC
@@ -194,6 +198,7 @@ private:
   bool connected_ = false;
   PortConfig config_{};
 
+  sim::Tracer* tracer_ = nullptr;
   sim::Time blocked_since_ = sim::Time::max();
   sim::Time wake_scheduled_at_ = sim::Time::max();
   std::uint32_t vl15_used_ = 0;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "sim/errors.h"
 #include "sim/profile.h"
 #include "sim/report.h"
+#include "sim/trace.h"
 
 namespace po = boost::program_options;
 
@@ -158,6 +160,39 @@ struct Progress {
   }
 };
 
+sim::Time parse_us(const Parsed& parsed, const char* option) {
+  const std::string text = parsed.values[option].as<std::string>();
+  char* end = nullptr;
+  const double us = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || *end != '\0' || !(us >= 0) || us > 8.64e10)
+    throw UsageError{std::string("--") + option + " expects a time in microseconds, got '" + text + "'"};
+  return sim::Time::from_ps(static_cast<std::int64_t>(us * 1e6 + 0.5));
+}
+
+sim::TraceFilter trace_filter(const Parsed& parsed) {
+  sim::TraceFilter filter;
+  if (parsed.values.count("trace-qp"))
+    for (const std::string& text : parsed.values["trace-qp"].as<std::vector<std::string>>()) {
+      std::uint32_t qpn = 0;
+      const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), qpn);
+      if (error != std::errc() || end != text.data() + text.size() || qpn > 0xffffff)
+        throw UsageError{"--trace-qp expects a QP number (0..16777215), got '" + text + "'"};
+      filter.qpns.insert(qpn);
+    }
+  if (parsed.values.count("trace-host"))
+    for (const std::string& name : parsed.values["trace-host"].as<std::vector<std::string>>())
+      filter.components.insert(name);
+  if (parsed.values.count("trace-from-us"))
+    filter.from = parse_us(parsed, "trace-from-us");
+  if (parsed.values.count("trace-to-us"))
+    filter.to = parse_us(parsed, "trace-to-us");
+  const bool filtered = parsed.values.count("trace-qp") || parsed.values.count("trace-host") ||
+                        parsed.values.count("trace-from-us") || parsed.values.count("trace-to-us");
+  if (filtered && !parsed.values.count("trace"))
+    throw UsageError{"--trace-qp, --trace-host, --trace-from-us and --trace-to-us need --trace FILE"};
+  return filter;
+}
+
 void write_out_file(const Parsed& parsed, const sim::ReportJson& report) {
   if (!parsed.values.count("out"))
     return;
@@ -172,10 +207,13 @@ int run_fabric_command(const Scenario& scenario, const Parsed& parsed, sim::Repo
                        std::ostream& err) {
   Progress progress{err, scenario.duration};
   const bool quiet = parsed.values.count("quiet") > 0;
+  std::unique_ptr<sim::Tracer> tracer;
+  if (parsed.values.count("trace"))
+    tracer = std::make_unique<sim::Tracer>(parsed.values["trace"].as<std::string>(), trace_filter(parsed));
   const auto started = std::chrono::steady_clock::now();
   FabricRunResult result;
   try {
-    result = run_fabric(scenario, quiet ? nullptr : &Progress::hook, &progress);
+    result = run_fabric(scenario, quiet ? nullptr : &Progress::hook, &progress, tracer.get());
   } catch (...) {
     progress.finish();
     throw;
@@ -228,7 +266,15 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
                                                     "also write the full JSON report to FILE.json")(
       "format", po::value<std::string>()->default_value("table"),
       "stdout format: table, json or csv")("quiet,q", "print nothing on stdout (use with --out)")(
-      "timing", "add wall time, events/s and peak memory to JSON and CSV reports (they then differ run to run)");
+      "timing", "add wall time, events/s and peak memory to JSON and CSV reports (they then differ run to run)")(
+      "trace", po::value<std::string>(),
+      "write a timeline to FILE.json in Chrome trace-event format (open it in https://ui.perfetto.dev)")(
+      "trace-qp", po::value<std::vector<std::string>>()->composing(),
+      "trace only packets to and work of this QPN (repeatable)")(
+      "trace-host", po::value<std::vector<std::string>>()->composing(),
+      "trace only this host or switch, by name (repeatable)")("trace-from-us", po::value<std::string>(),
+                                                              "trace from this simulated time, in us")(
+      "trace-to-us", po::value<std::string>(), "trace until this simulated time, in us");
   options.add(scenario_options());
   const Parsed parsed = parse(args, options, 1);
   if (parsed.values.count("help")) {

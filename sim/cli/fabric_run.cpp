@@ -166,7 +166,7 @@ void validate_fabric(const Scenario& scenario) {
 }
 
 FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*, const sim::Simulator&),
-                           void* progress_context) {
+                           void* progress_context, sim::Tracer* tracer) {
   const FabricScenario& f = scenario.fabric;
   const ib::topo::Topology topology = load(f, scenario.file);
   const ib::sm::Subnet subnet = route(topology, f, scenario.file);
@@ -179,6 +179,7 @@ FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*
   for (const auto& w : f.workloads)
     w->spawn(cluster, rendezvous.emplace_back());
   cluster.simulator().set_progress_hook(progress_hook, progress_context);
+  cluster.set_tracer(tracer);
   const sim::HostRuntime::Outcome outcome = cluster.run(scenario.duration);
   const bool finished = outcome.programs_stopped == 0;
   // A run cut short by duration_us cannot be quiescent; credits must still be conserved.

@@ -9,6 +9,7 @@
 #include "sim/cli/scenario.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
+#include "sim/trace.h"
 
 namespace cli {
 
@@ -21,7 +22,7 @@ struct FabricRunResult {
 /// `progress_hook(context, simulator)` is called every 2^20 events (nullptr: none). Bad input: sim::InputError;
 /// an invariant broken: sim::InvariantViolation.
 FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*, const sim::Simulator&),
-                           void* progress_context);
+                           void* progress_context, sim::Tracer* tracer = nullptr);
 
 /// Everything a fabric scenario would run, checked without running it: the topology, the subnet, the hosts the
 /// workloads name.

@@ -1,0 +1,91 @@
+#include "sim/trace.h"
+
+#include <cstdio>
+#include <stdexcept>
+
+namespace sim {
+namespace {
+
+std::string quoted(std::string_view text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+/// Microseconds with picosecond precision, as the format's "ts" and "dur" expect.
+std::string micros(Time t) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%lld.%06lld", static_cast<long long>(t.ps() / 1'000'000),
+                static_cast<long long>(t.ps() % 1'000'000));
+  return text;
+}
+
+} // namespace
+
+Tracer::Tracer(const std::string& path, TraceFilter filter) : out_(path), filter_(std::move(filter)) {
+  if (!out_)
+    throw std::runtime_error("cannot write trace file '" + path + "'");
+  out_ << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
+}
+
+Tracer::~Tracer() {
+  out_ << "\n]}\n";
+}
+
+void Tracer::begin_event() {
+  if (!first_)
+    out_ << ",\n";
+  first_ = false;
+  ++events_;
+}
+
+void Tracer::name_component(std::uint32_t id, const std::string& name) {
+  if (id >= names_.size())
+    names_.resize(id + 1);
+  names_[id] = name;
+  if (!filter_.components.empty() && filter_.components.count(name) == 0)
+    return;
+  begin_event();
+  out_ << "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": " << id << ", \"args\": {\"name\": " << quoted(name)
+       << "}}";
+}
+
+bool Tracer::wants(std::uint32_t id, std::uint32_t qpn, Time start, Time end) const {
+  if (end < filter_.from || start > filter_.to)
+    return false;
+  if (!filter_.qpns.empty() && filter_.qpns.count(qpn) == 0)
+    return false;
+  if (!filter_.components.empty() && (id >= names_.size() || filter_.components.count(names_[id]) == 0))
+    return false;
+  return true;
+}
+
+void Tracer::name_track(std::uint32_t id, std::uint32_t track, const std::string& name) {
+  if (!named_tracks_.insert({id, track}).second)
+    return;
+  begin_event();
+  out_ << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << id << ", \"tid\": " << track
+       << ", \"args\": {\"name\": " << quoted(name) << "}}";
+}
+
+void Tracer::span(std::uint32_t id, std::uint32_t track, std::string_view category, std::string_view name, Time start,
+                  Time end, const std::string& args) {
+  begin_event();
+  out_ << "{\"ph\": \"X\", \"cat\": " << quoted(category) << ", \"name\": " << quoted(name) << ", \"pid\": " << id
+       << ", \"tid\": " << track << ", \"ts\": " << micros(start) << ", \"dur\": " << micros(end - start)
+       << ", \"args\": {" << args << "}}";
+}
+
+void Tracer::instant(std::uint32_t id, std::uint32_t track, std::string_view category, std::string_view name, Time at,
+                     const std::string& args) {
+  begin_event();
+  out_ << "{\"ph\": \"i\", \"s\": \"t\", \"cat\": " << quoted(category) << ", \"name\": " << quoted(name)
+       << ", \"pid\": " << id << ", \"tid\": " << track << ", \"ts\": " << micros(at) << ", \"args\": {" << args
+       << "}}";
+}
+
+} // namespace sim

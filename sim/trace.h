@@ -1,0 +1,58 @@
+// Timeline traces in Chrome's trace-event format (DESIGN §7; opens in Perfetto and chrome://tracing). Models hold a
+// Tracer pointer that is null unless a trace was asked for, so the hot path pays one branch. Events are written as
+// they happen (nothing is kept in memory); filters on QP numbers, hosts and a time window keep big runs small.
+// Tracks: one process per component (a host's HCA, a switch), one thread per port or per QP.
+#pragma once
+
+#include <cstdint>
+#include <fstream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/time.h"
+
+namespace sim {
+
+struct TraceFilter {
+  std::set<std::uint32_t> qpns;     ///< empty: every QP; else packets to, and HCA work of, these QPNs
+  std::set<std::string> components; ///< empty: every component; else only these (hosts, switches) by name
+  Time from = Time::zero();
+  Time to = Time::max();
+};
+
+class Tracer {
+public:
+  /// Opens `path` for writing; throws std::runtime_error if it cannot.
+  Tracer(const std::string& path, TraceFilter filter);
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  /// Names component `id`'s track group once (call at wiring time, in component id order or any order).
+  void name_component(std::uint32_t id, const std::string& name);
+  /// Whether anything of component `id` about QP `qpn` (0: none in particular) between `start` and `end` is kept.
+  bool wants(std::uint32_t id, std::uint32_t qpn, Time start, Time end) const;
+  /// A complete event ("ph": "X") on component `id`'s thread `track`, with `args` a JSON object body (no braces,
+  /// may be empty), e.g. "\"psn\": 12, \"bytes\": 4138".
+  void span(std::uint32_t id, std::uint32_t track, std::string_view category, std::string_view name, Time start,
+            Time end, const std::string& args = {});
+  /// An instant event ("ph": "i").
+  void instant(std::uint32_t id, std::uint32_t track, std::string_view category, std::string_view name, Time at,
+               const std::string& args = {});
+  /// Names a thread of a component ("port 1", "QP 7").
+  void name_track(std::uint32_t id, std::uint32_t track, const std::string& name);
+  std::uint64_t events_written() const { return events_; }
+
+private:
+  void begin_event();
+  std::ofstream out_;
+  TraceFilter filter_;
+  std::vector<std::string> names_;
+  std::set<std::pair<std::uint32_t, std::uint32_t>> named_tracks_;
+  std::uint64_t events_ = 0;
+  bool first_ = true;
+};
+
+} // namespace sim
