@@ -2,9 +2,10 @@
 # Installs ibnetsim's build and test dependencies on Debian 12 when any is missing. Needs root (or sudo) and apt.
 set -euo pipefail
 
-# opensm, ibsim-utils and infiniband-diags run the real OpenSM on a simulated fabric for the cross-check tests.
+# opensm, ibsim-utils and infiniband-diags run the real OpenSM on a simulated fabric for the cross-check tests;
+# python3-jsonschema checks scenarios and reports against scenarios/schema (tests/scenario/report_schema.sh).
 packages=(g++ cmake make pkg-config libsimgrid-dev libboost-program-options-dev nlohmann-json3-dev catch2 python3
-          opensm ibsim-utils infiniband-diags)
+          python3-jsonschema opensm ibsim-utils infiniband-diags)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -142,13 +142,12 @@ public:
     nlohmann::ordered_json out;
     out["messages"] = total_messages_;
     out["bytes"] = total_bytes_;
-    out["elapsed_us"] = (last_ - first_).us();
+    out["elapsed_us"] = elapsed().us();
     out["aggregate_gbps"] = aggregate_gbps();
     out["per_host_injection_gbps"] = aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1));
     out["per_host_injection_fraction_of_line_rate"] =
         aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)) / line_rate_gbps_;
-    out["msg_rate_mpps"] =
-        static_cast<double>(total_messages_) / std::max<std::int64_t>((last_ - first_).ps(), 1) * 1e6;
+    out["msg_rate_mpps"] = static_cast<double>(total_messages_) / std::max<std::int64_t>(elapsed().ps(), 1) * 1e6;
     const LatencyStats lat = message_latency_;
     out["message_latency"] = {{"t_min_us", lat.t_min_us},        {"t_typical_us", lat.t_typical_us},
                               {"t_max_us", lat.t_max_us},        {"t_avg_us", lat.t_avg_us},
@@ -187,10 +186,10 @@ public:
                   " messages %llu, %.3f MB in %.2f us: aggregate %.2f Gb/s, per host %.2f Gb/s (%.1f %% of line rate), "
                   "%.3f Mpps",
                   static_cast<unsigned long long>(total_messages_), static_cast<double>(total_bytes_) / 1e6,
-                  (last_ - first_).us(), aggregate_gbps(),
+                  elapsed().us(), aggregate_gbps(),
                   aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)),
                   100 * aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)) / line_rate_gbps_,
-                  static_cast<double>(total_messages_) / std::max<std::int64_t>((last_ - first_).ps(), 1) * 1e6);
+                  static_cast<double>(total_messages_) / std::max<std::int64_t>(elapsed().ps(), 1) * 1e6);
     lines.push_back(line);
     std::snprintf(line, sizeof line,
                   " flows %.2f..%.2f Gb/s; message latency typical %.2f us, avg %.2f us, 99%% %.2f us, max %.2f us",
@@ -207,10 +206,14 @@ private:
       n += p.empty() ? 0 : 1;
     return n;
   }
+  /// From the first post to the last completion; zero when nothing completed (a run cut short).
+  sim::Time elapsed() const { return total_messages_ == 0 ? sim::Time::zero() : last_ - first_; }
   double aggregate_gbps() const {
-    return static_cast<double>(total_bytes_) * 8 / std::max<std::int64_t>((last_ - first_).ps(), 1) * 1e3;
+    return static_cast<double>(total_bytes_) * 8 / std::max<std::int64_t>(elapsed().ps(), 1) * 1e3;
   }
   static double flow_gbps(const FlowStats& f) {
+    if (f.messages == 0)
+      return 0;
     return static_cast<double>(f.bytes) * 8 / std::max<std::int64_t>((f.last_completion - f.first_post).ps(), 1) * 1e3;
   }
   void flow_range(double& min_gbps, double& max_gbps) const {
@@ -300,7 +303,10 @@ private:
       talks[m.peer] = true;
     for (std::uint32_t s = 0; s < n; ++s)
       talks[s] = talks[s] || incoming[s] > 0;
-    const std::uint32_t cq = ctx.create_cq(65536);
+    // One CQ for every QP of the host: room for every send outstanding and every message it may receive.
+    const std::uint64_t receives = verb_ == "send" ? std::accumulate(incoming.begin(), incoming.end(), 0ull) : 0;
+    const std::uint32_t cq =
+        ctx.create_cq(static_cast<std::uint32_t>(std::min<std::uint64_t>(tx_depth_ + receives + 16, 1u << 22)));
     std::vector<std::uint32_t> qp_of(n, 0);
     std::uint32_t max_size = *std::max_element(sizes_.begin(), sizes_.end());
     const std::uint64_t buffer = ctx.memory().allocate(std::uint64_t{max_size} * 2);

@@ -320,7 +320,10 @@ private:
           ctx.post_recv(qp.qpn, recv);
     ctx.program().sleep_until(std::max(ready_at, ctx.now()));
     if (!sends) {
-      // A receiver that only receives: keep its RQ full until every message is in.
+      // A WRITE or READ target has nothing to do: its HCA answers alone. A SEND target keeps its RQ full until
+      // every message is in.
+      if (!receives)
+        return;
       std::vector<verbs::WorkCompletion> wc(64);
       for (std::size_t q = 0; q < qps.size(); ++q) {
         while (received[q] < iterations_) {
@@ -362,11 +365,7 @@ private:
             if (received[q]++ + rx_depth < iterations_)
               ctx.post_recv(qps[q].qpn, recv);
         }
-      for (std::size_t q = 0; q < qps.size(); ++q) {
-        const bool must_wait = q + 1 == qps.size();
-        if (!must_wait && ctx.hca().cq_ready(qps[q].send_cq) == 0)
-          continue;
-        const int n = must_wait ? ctx.wait_cq(qps[q].send_cq, wc) : ctx.poll_cq(qps[q].send_cq, wc);
+      const auto take = [&](std::size_t q, int n) {
         for (int k = 0; k < n; ++k) {
           const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
           if (c.status != verbs::WcStatus::success)
@@ -377,7 +376,20 @@ private:
           completed[q] = id;
           completion_times.push_back(ctx.now());
         }
-      }
+      };
+      // Take what every QP has; if none has anything, block on one with work outstanding.
+      bool took = false;
+      for (std::size_t q = 0; q < qps.size(); ++q)
+        if (ctx.hca().cq_ready(qps[q].send_cq) > 0) {
+          take(q, ctx.poll_cq(qps[q].send_cq, wc));
+          took = true;
+        }
+      if (!took && done < total)
+        for (std::size_t q = 0; q < qps.size(); ++q)
+          if (completed[q] < posted[q]) {
+            take(q, ctx.wait_cq(qps[q].send_cq, wc));
+            break;
+          }
     }
     const sim::Time elapsed = ctx.now() - start;
     if (receives) // the rest of the peer's messages

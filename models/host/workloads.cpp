@@ -40,17 +40,25 @@ std::pair<std::uint16_t, std::uint32_t> Rendezvous::lookup(const std::string& pe
 }
 
 std::vector<std::string> workload_types() {
-  return {"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat", "ib_write_bw", "ib_read_bw",
-          "ib_send_bw",   "all_to_all",  "permutation", "incast",        "hot_spot",    "uniform_random"};
+  return {"ib_write_lat",   "ib_read_lat",
+          "ib_send_lat",    "ib_atomic_lat",
+          "ib_write_bw",    "ib_read_bw",
+          "ib_send_bw",     "all_to_all",
+          "permutation",    "incast",
+          "hot_spot",       "uniform_random",
+          "ring_allreduce", "recursive_doubling_allreduce"};
 }
 
 std::unique_ptr<Workload> read_workload(sim::JsonObjectReader& reader, const std::string& file,
                                         const std::string& pointer, std::uint64_t seed) {
-  const std::string type = reader.required_enum("type", {"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat",
-                                                         "ib_write_bw", "ib_read_bw", "ib_send_bw", "all_to_all",
-                                                         "permutation", "incast", "hot_spot", "uniform_random"});
+  const std::string type =
+      reader.required_enum("type", {"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat", "ib_write_bw",
+                                    "ib_read_bw", "ib_send_bw", "all_to_all", "permutation", "incast", "hot_spot",
+                                    "uniform_random", "ring_allreduce", "recursive_doubling_allreduce"});
   if (type.rfind("ib_", 0) == 0)
     return make_perftest(reader, file, pointer, type);
+  if (type.find("allreduce") != std::string::npos)
+    return make_collective(reader, file, pointer, type);
   return make_pattern(reader, file, pointer, type, seed);
 }
 

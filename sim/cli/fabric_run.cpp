@@ -182,6 +182,11 @@ FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*
   cluster.set_tracer(tracer);
   const sim::HostRuntime::Outcome outcome = cluster.run(scenario.duration);
   const bool finished = outcome.programs_stopped == 0;
+  if (!finished && scenario.duration == sim::Time::max())
+    throw sim::InvariantViolation("program-deadlock", scenario.name,
+                                  "the fabric went idle with programs still waiting for something that never comes",
+                                  std::to_string(outcome.programs_stopped) + " programs blocked at t=" +
+                                      std::to_string(cluster.simulator().now().ps()) + " ps");
   // A run cut short by duration_us cannot be quiescent; credits must still be conserved.
   const std::string broken = finished ? cluster.check_invariants() : cluster.fabric().check_invariants(false);
   if (!broken.empty())

@@ -1,0 +1,322 @@
+// Fabric scenarios end to end through `ibnetsim run SCENARIO --format json`: perftest latency back to back and per
+// switch hop (from the hardware profiles' figures), perftest bandwidth, all-to-all and permutation on a non-blocking
+// fat tree, incast fairness, byte-identical reports, and bad workload input (exit 2 naming the file and pointer).
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <numeric>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/scenario/cli_harness.h"
+
+using nlohmann::json;
+using testing::run_cli;
+using testing::source_path;
+
+namespace {
+
+/// 4x EDR payload rate of RDMA WRITEs at MTU 4096: 100 Gb/s x 4096 / (4096 + 26 B of LRH, BTH, ICRC and VCRC).
+constexpr double edr_payload_gbps = 99.4;
+
+/// A parameter's value in a hardware profile of topologies/hardware.
+double profile_value(const std::string& profile, const std::string& key) {
+  std::ifstream file(source_path("topologies/hardware/" + profile + ".json"));
+  return json::parse(file).at("parameters").at(key).at("value").get<double>();
+}
+
+json hca(const std::string& name) {
+  return {{"name", name}, {"kind", "hca"}, {"profile", "connectx4-edr"}};
+}
+
+/// Two ConnectX-4 hosts a and b cabled port to port, 2 m of copper.
+json back_to_back() {
+  return {{"name", "back-to-back"},
+          {"nodes", {hca("a"), hca("b")}},
+          {"links", json::array({{{"a", "a/1"},
+                                  {"b", "b/1"},
+                                  {"width", "4x"},
+                                  {"speed", "EDR"},
+                                  {"length_m", 2},
+                                  {"cable", "copper-dac"}}})}};
+}
+
+/// Hosts h0..h(n-1) on ports 1..n of one Switch-IB 2, 2 m of copper each.
+json star(int hosts) {
+  json nodes = json::array();
+  json links = json::array();
+  // Names built by appending: GCC 12 warns falsely (-Wrestrict, bug 105329) on "literal" + std::string here.
+  for (int i = 0; i < hosts; ++i) {
+    std::string host = "h";
+    host += std::to_string(i);
+    std::string switch_port = "s0/";
+    switch_port += std::to_string(i + 1);
+    nodes.push_back(hca(host));
+    links.push_back({{"a", host + "/1"}, {"b", switch_port}});
+  }
+  nodes.push_back({{"name", "s0"}, {"kind", "switch"}, {"profile", "switch-ib2-edr"}});
+  std::string name = "star-";
+  name += std::to_string(hosts);
+  return {{"name", name},
+          {"link_defaults", {{"width", "4x"}, {"speed", "EDR"}, {"length_m", 2}, {"cable", "copper-dac"}}},
+          {"nodes", nodes},
+          {"links", links}};
+}
+
+constexpr double host_cable_m = 2, switch_cable_m = 10;
+
+/// h0 - leaf0 - spine0 - leaf1 - h1: hosts on 2 m copper, leaves to the spine on 10 m fibre.
+json leaf_spine_leaf() {
+  return {{"name", "leaf-spine-leaf"},
+          {"generator",
+           {{"type", "leaf-spine"},
+            {"leaves", 2},
+            {"spines", 1},
+            {"hosts_per_leaf", 1},
+            {"switch_profile", "switch-ib2-edr"},
+            {"hca_profile", "connectx4-edr"},
+            {"host_length_m", host_cable_m},
+            {"host_cable", "copper-dac"},
+            {"switch_length_m", switch_cable_m},
+            {"switch_cable", "fibre"}}}};
+}
+
+json scenario(const std::string& name, const json& topology, const json& workloads) {
+  return {{"name", name}, {"seed", 1}, {"topology", topology}, {"workloads", workloads}};
+}
+
+std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+/// Writes `text` as a scenario file and runs it with --format json and `extra` options; the run must succeed.
+std::pair<std::string, json> run_text(const std::string& name, const std::string& text,
+                                      const std::vector<std::string>& extra = {}) {
+  const std::string path = testing::write_temp("fabric_" + name + ".json", text);
+  const auto r = run_cli(with({"run", path, "--format", "json"}, extra));
+  INFO(name << ": " << r.err);
+  REQUIRE(r.exit_code == 0);
+  return {r.out, json::parse(r.out)};
+}
+
+json run_report(const std::string& name, const json& s, const std::vector<std::string>& extra = {}) {
+  return run_text(name, s.dump(2), extra).second;
+}
+
+const json& results_of(const json& report, const std::string& workload) {
+  return report.at("results").at("workloads").at(workload).at("results");
+}
+
+double write_lat_median_us(const std::string& name, const json& topology, const std::string& client,
+                           const std::string& server) {
+  const json report = run_report(name, scenario(name, topology,
+                                                {{{"type", "ib_write_lat"},
+                                                  {"client", client},
+                                                  {"server", server},
+                                                  {"size_bytes", 2},
+                                                  {"iterations", 1000}}}));
+  const json& row = results_of(report, "ib_write_lat").at(0);
+  CHECK(row.at("iterations") == 1000);
+  return row.at("t_typical_us").get<double>();
+}
+
+/// The all-to-all and permutation runs share the README's 16-host fat tree (k = 4, two levels, ftree routing).
+json fat_tree_scenario(const std::string& name, const json& workload) {
+  json s = scenario(name, source_path("topologies/examples/ft2-16.json"), json::array({workload}));
+  s["subnet_manager"] = {{"routing", "ftree"}};
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("fabric: ib_write_lat of 2 bytes lands in 0.55 to 1.0 us back to back and each hop adds its switch and "
+          "cable delays",
+          "[scenario][fabric]") {
+  const double switch_ns = profile_value("switch-ib2-edr", "port_to_port_latency_ns");
+  const double copper_ns_per_m = profile_value("copper-dac", "propagation_delay_ns_per_m");
+  const double fibre_ns_per_m = profile_value("fibre", "propagation_delay_ns_per_m");
+  const double host_cable_ns = host_cable_m * copper_ns_per_m;
+
+  const double direct = write_lat_median_us("lat_back_to_back", back_to_back(), "a", "b");
+  const double one_switch = write_lat_median_us("lat_one_switch", star(2), "h0", "h1");
+  const double three_switches = write_lat_median_us("lat_three_switches", leaf_spine_leaf(), "h0", "h1");
+  // One way: back to back crosses one 2 m cable; through a switch, two host cables and the switch; leaf-spine-leaf,
+  // two host cables, two 10 m fibres and three switches.
+  const double one_hop_us = (switch_ns + 2 * host_cable_ns - host_cable_ns) / 1000;
+  const double three_hops_us =
+      (3 * switch_ns + 2 * switch_cable_m * fibre_ns_per_m + 2 * host_cable_ns - host_cable_ns) / 1000;
+  INFO("back to back " << direct << " us, one switch " << one_switch << " us, three switches " << three_switches
+                       << " us; expected increases " << one_hop_us << " and " << three_hops_us << " us");
+  CHECK(direct >= 0.55);
+  CHECK(direct <= 1.0);
+  CHECK(one_hop_us == Approx(0.100).margin(1e-9)); // 90 ns switch + one more 2 m cable at 5 ns/m
+  CHECK(one_switch - direct == Approx(one_hop_us).margin(0.005));
+  CHECK(three_switches - direct == Approx(three_hops_us).margin(0.005));
+}
+
+TEST_CASE("fabric: ib_write_bw of 64 KiB through one switch reaches 95 % of the 4x EDR payload rate",
+          "[scenario][fabric]") {
+  const json report = run_report("write_bw", scenario("write_bw", star(2),
+                                                      {{{"type", "ib_write_bw"},
+                                                        {"client", "h0"},
+                                                        {"server", "h1"},
+                                                        {"size_bytes", 65536},
+                                                        {"iterations", 2000}}}));
+  const json& row = results_of(report, "ib_write_bw").at(0);
+  INFO("BW average " << row.at("bw_average_gbps") << " Gb/s, peak " << row.at("bw_peak_gbps") << " Gb/s");
+  CHECK(row.at("iterations") == 2000);
+  CHECK(row.at("bw_average_gbps").get<double>() >= 0.95 * edr_payload_gbps);
+  CHECK(row.at("bw_peak_gbps").get<double>() >= row.at("bw_average_gbps").get<double>());
+  CHECK(row.at("bw_peak_gbps").get<double>() <= edr_payload_gbps * 1.001);
+}
+
+TEST_CASE("fabric: ib_write_bw ib_read_bw and ib_send_bw runs end when the client is done", "[scenario][fabric]") {
+  // No duration_us: the run must end because every program ended, the server's included.
+  for (const char* type : {"ib_write_bw", "ib_read_bw", "ib_send_bw"}) {
+    DYNAMIC_SECTION(type) {
+      const json report = run_report(
+          std::string("finish_") + type,
+          scenario("finish", star(2),
+                   {{{"type", type}, {"client", "h0"}, {"server", "h1"}, {"size_bytes", 65536}, {"iterations", 200}}}));
+      CHECK(results_of(report, type).at(0).at("iterations") == 200);
+      CHECK(report.at("results").at("finished") == true);
+    }
+  }
+}
+
+TEST_CASE("fabric: ib_write_bw over 2 QPs completes every message of both", "[scenario][fabric]") {
+  const json report = run_report("write_bw_2qps", scenario("write_bw_2qps", star(2),
+                                                           {{{"type", "ib_write_bw"},
+                                                             {"client", "h0"},
+                                                             {"server", "h1"},
+                                                             {"size_bytes", 65536},
+                                                             {"iterations", 200},
+                                                             {"qps", 2}}}));
+  const json& row = results_of(report, "ib_write_bw").at(0);
+  INFO("BW average " << row.at("bw_average_gbps") << " Gb/s");
+  CHECK(row.at("iterations") == 400);
+  CHECK(row.at("bw_average_gbps").get<double>() >= 0.95 * edr_payload_gbps);
+}
+
+TEST_CASE("fabric: all_to_all on a non-blocking fat tree injects at 90 % of line rate per host", "[scenario][fabric]") {
+  const json report =
+      run_report("all_to_all",
+                 fat_tree_scenario("all_to_all",
+                                   {{"type", "all_to_all"}, {"size_bytes", 65536}, {"messages", 16}, {"tx_depth", 4}}));
+  const json& r = results_of(report, "all_to_all");
+  INFO("per host " << r.at("per_host_injection_gbps") << " Gb/s, flows " << r.at("flow_gbps_min") << ".."
+                   << r.at("flow_gbps_max") << " Gb/s");
+  CHECK(r.at("messages") == 16 * 15 * 16);
+  CHECK(r.at("flows").size() == 16 * 15);
+  CHECK(r.at("per_host_injection_fraction_of_line_rate").get<double>() >= 0.90);
+}
+
+TEST_CASE("fabric: a permutation on the same fat tree reports an injection fraction above 0 and at most 1",
+          "[scenario][fabric]") {
+  const json report = run_report(
+      "permutation",
+      fat_tree_scenario("permutation",
+                        {{"type", "permutation"}, {"size_bytes", 65536}, {"messages", 32}, {"tx_depth", 4}}));
+  const json& r = results_of(report, "permutation");
+  const double fraction = r.at("per_host_injection_fraction_of_line_rate").get<double>();
+  INFO("per-host injection fraction " << fraction);
+  CHECK(r.at("messages") == 16 * 32);
+  CHECK(r.at("flows").size() == 16);
+  std::set<std::string> sources, destinations;
+  for (const json& flow : r.at("flows")) {
+    CHECK(flow.at("source") != flow.at("destination"));
+    sources.insert(flow.at("source").get<std::string>());
+    destinations.insert(flow.at("destination").get<std::string>());
+  }
+  CHECK(sources.size() == 16);
+  CHECK(destinations.size() == 16);
+  CHECK(fraction > 0);
+  CHECK(fraction <= 1);
+}
+
+TEST_CASE("fabric: incast of 8 senders to 1 receiver shares the receiver's link within 5 % per flow",
+          "[scenario][fabric]") {
+  const json report = run_report(
+      "incast",
+      scenario("incast", star(9), {{{"type", "incast"}, {"receiver", "h0"}, {"size_bytes", 65536}, {"messages", 50}}}));
+  const json& r = results_of(report, "incast");
+  const json& flows = r.at("flows");
+  REQUIRE(flows.size() == 8);
+  double sum = 0;
+  for (const json& flow : flows) {
+    CHECK(flow.at("destination") == "h0");
+    CHECK(flow.at("messages") == 50);
+    sum += flow.at("gbps").get<double>();
+  }
+  const double mean = sum / static_cast<double>(flows.size());
+  for (const json& flow : flows) {
+    INFO(flow.at("source").get<std::string>() << ": " << flow.at("gbps") << " Gb/s, mean " << mean << " Gb/s");
+    CHECK(std::abs(flow.at("gbps").get<double>() - mean) <= 0.05 * mean);
+  }
+  // The receiver's link is the bottleneck and stays busy.
+  CHECK(r.at("aggregate_gbps").get<double>() >= 0.95 * edr_payload_gbps);
+}
+
+TEST_CASE("fabric: the same scenario and seed give a byte-identical report and a new seed a new permutation",
+          "[scenario][fabric]") {
+  const std::string text =
+      scenario("repeat", star(9),
+               {{{"type", "permutation"}, {"size_bytes", 4096}, {"messages", 8}},
+                {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h8"}, {"iterations", 100}}})
+          .dump(2);
+  const auto [first_text, first] = run_text("repeat", text);
+  const auto [second_text, second] = run_text("repeat", text);
+  CHECK(first_text == second_text);
+  CHECK_THAT(first_text, !Catch::Contains("\"performance\""));
+
+  const auto [reseeded_text, reseeded] = run_text("repeat", text, {"--seed", "2"});
+  CHECK(reseeded.at("config").at("seed") == 2);
+  CHECK(reseeded.at("config_digest") != first.at("config_digest"));
+  const auto pairs = [](const json& report) {
+    std::set<std::pair<std::string, std::string>> out;
+    for (const json& flow : results_of(report, "permutation").at("flows"))
+      out.insert({flow.at("source").get<std::string>(), flow.at("destination").get<std::string>()});
+    return out;
+  };
+  CHECK(pairs(reseeded) != pairs(first));
+}
+
+TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON pointer", "[scenario][fabric]") {
+  struct Case {
+    std::string name;
+    json workload;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"unknown_key",
+       {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"sizes_bytes", 2}},
+       ":/workloads/0/sizes_bytes: expected one of the keys type, name, client, server, all_sizes, size_bytes, "
+       "iterations, tx_depth, qps, inline_size_bytes, post_list, cq_mod, mtu_bytes, bidirectional, atomic, start_us, "
+       "got unknown key \"sizes_bytes\""},
+      {"unknown_host",
+       {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h7"}},
+       ":/workloads/0/server: expected the name of a host (an HCA node) of the topology, got \"h7\""},
+      {"size_and_all_sizes",
+       {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"size_bytes", 2}, {"all_sizes", true}},
+       ":/workloads/0/size_bytes: expected size_bytes or all_sizes, not both, got both"},
+      {"latency_qps",
+       {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"qps", 2}},
+       ":/workloads/0: expected post_list, cq_mod, tx_depth and qps of 1 for a latency test, got a larger value"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      const std::string path = testing::write_temp("fabric_bad_" + c.name + ".json",
+                                                   scenario("bad", star(2), json::array({c.workload})).dump(2));
+      const auto r = run_cli({"run", path});
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(path + c.message));
+      CHECK(r.out.empty());
+    }
+  }
+}
