@@ -264,8 +264,8 @@ private:
   std::vector<PortState> ports_;
   std::vector<Qp> qps_;
   std::vector<Cq> cqs_;
-  sim::Pool<TxEntry> tx_entries_;
-  sim::Pool<DmaOp> ops_;
+  sim::Pool<TxEntry, 256> tx_entries_; // per HCA: small chunks (see pcie::Bus)
+  sim::Pool<DmaOp, 256> ops_;
   std::vector<sim::Time> send_engine_free_;
   std::vector<std::uint32_t> send_engine_qp_;
   std::vector<sim::Time> receive_engine_free_;

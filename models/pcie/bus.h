@@ -201,8 +201,9 @@ private:
   std::uint8_t first_kind_;
   BusClient& client_;
   std::array<Lane, 2> lanes_;
-  sim::Pool<Tlp> tlps_;
-  sim::Pool<Transfer> transfers_;
+  // One bus per host: small chunks keep thousands of idle hosts cheap; a busy one grows as it needs.
+  sim::Pool<Tlp, 256> tlps_;
+  sim::Pool<Transfer, 256> transfers_;
   sim::Ring<TransferHandle> reads_waiting_; ///< reads with bytes not yet requested, oldest first
   std::uint32_t tags_in_use_ = 0;
   std::uint64_t next_age_ = 0;

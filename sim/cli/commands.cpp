@@ -208,8 +208,9 @@ int run_fabric_command(const Scenario& scenario, const Parsed& parsed, sim::Repo
   Progress progress{err, scenario.duration};
   const bool quiet = parsed.values.count("quiet") > 0;
   std::unique_ptr<sim::Tracer> tracer;
+  sim::TraceFilter filter = trace_filter(parsed);
   if (parsed.values.count("trace"))
-    tracer = std::make_unique<sim::Tracer>(parsed.values["trace"].as<std::string>(), trace_filter(parsed));
+    tracer = std::make_unique<sim::Tracer>(parsed.values["trace"].as<std::string>(), std::move(filter));
   const auto started = std::chrono::steady_clock::now();
   FabricRunResult result;
   try {
@@ -288,6 +289,8 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   const Scenario scenario = load_from(parsed, "run");
   if (scenario.workload == WorkloadType::fabric)
     return run_fabric_command(scenario, parsed, format, out, err);
+  if (parsed.values.count("trace"))
+    throw UsageError{"--trace needs a fabric scenario (one with workloads); this one runs phold"};
 
   phold::RunOptions run_options;
   run_options.seed = scenario.seed;
@@ -476,10 +479,10 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
     out << "models with parameters:\n"
            "  phold      synthetic PHOLD workload of the kernel\n"
            "  switch     IB switch: ports, latency, buffers, VLs (models/switch)\n"
-           "  hca        HCA: IB ports, link widths and speeds, VLs, buffers (models/hca)\n"
+           "  hca        HCA: IB ports, PCIe slot and host, queue formats, limits, pipeline costs (models/hca)\n"
            "  cable      IB cable: propagation delay per metre (models/link)\n"
            "  pcie-link  PCIe link: generation, width, MPS/MRRS/RCB, DLLP rates, credits, tags (models/pcie)\n"
-           "  host       host: memory and root-complex latencies, MMIO sizes and cost (models/pcie)\n"
+           "  host       host: memory and root-complex latencies, MMIO, verbs-driver CPU costs (models/pcie)\n"
         << "hardware profiles (--profile NAME): " << joined(profile_names()) << "\n";
     return sim::exit_ok;
   }

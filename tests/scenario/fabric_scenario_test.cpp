@@ -320,3 +320,66 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
     }
   }
 }
+
+TEST_CASE("fabric: --trace writes a Chrome trace of each message's steps, and its filters keep only what they name",
+          "[scenario][fabric]") {
+  const json s = scenario("trace", star(2),
+                          {{{"type", "ib_write_bw"},
+                            {"client", "h0"},
+                            {"server", "h1"},
+                            {"size_bytes", 8192},
+                            {"iterations", 4},
+                            {"tx_depth", 2},
+                            {"cq_mod", 1}}});
+  const std::string path = testing::write_temp("fabric_trace_scenario.json", s.dump(2));
+  const std::string trace_path = testing::write_temp("fabric_trace.json", "");
+  const auto events_of = [&](const std::vector<std::string>& filters) {
+    std::vector<std::string> args = {"run", path, "--quiet", "--trace", trace_path};
+    args.insert(args.end(), filters.begin(), filters.end());
+    const auto r = run_cli(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    std::ifstream file(trace_path);
+    return json::parse(file).at("traceEvents");
+  };
+  std::multiset<std::string> names;
+  std::set<std::string> processes;
+  for (const json& e : events_of({})) {
+    if (e.at("ph") == "M") {
+      if (e.at("name") == "process_name")
+        processes.insert(e.at("args").at("name").get<std::string>());
+      continue;
+    }
+    CHECK(e.at("ts").get<double>() >= 0);
+    names.insert(e.at("name").get<std::string>());
+  }
+  CHECK(processes == std::set<std::string>{"h0", "h1", "s0"});
+  // 4 non-inline 8 KiB WRITEs at MTU 4096: a doorbell each (post lists of one), a WQE read and two payload reads,
+  // FIRST and LAST packets on both hops, an ACK per message on both hops, payload writes, CQEs and polls.
+  CHECK(names.count("post_send") == 4);
+  CHECK(names.count("BlueFlame") + names.count("doorbell") == 4);
+  CHECK(names.count("WQE read") <= 4);
+  CHECK(names.count("payload read") == 8);
+  CHECK(names.count("RDMA_WRITE_FIRST") == 8);
+  CHECK(names.count("RDMA_WRITE_LAST") == 8);
+  CHECK(names.count("ACKNOWLEDGE") == 8);
+  CHECK(names.count("payload write") == 8);
+  CHECK(names.count("CQE write") == 4);
+  CHECK(names.count("poll_cq") == 4);
+
+  // Only the switch, only its first 2 us: its packets, nothing of the hosts.
+  const json filtered = events_of({"--trace-host", "s0", "--trace-to-us", "2"});
+  std::size_t spans = 0;
+  for (const json& e : filtered) {
+    if (e.at("ph") == "M")
+      continue;
+    ++spans;
+    CHECK(e.at("cat") == "link");
+    CHECK(e.at("ts").get<double>() <= 2.0);
+  }
+  CHECK(spans > 0);
+  const auto bad = run_cli({"run", path, "--trace-qp", "5"});
+  CHECK(bad.exit_code == 2);
+  CHECK(bad.err.find("--trace-qp, --trace-host, --trace-from-us and --trace-to-us need --trace FILE") !=
+        std::string::npos);
+}

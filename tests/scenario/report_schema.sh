@@ -79,6 +79,7 @@ def check(v, document, what):
 scenarios = [os.path.join(here, "scenarios/default.json"), os.path.join(here, "scenarios/phold.json"),
              os.path.join(here, "scenarios/phold_programs.json"),
              os.path.join(here, "tests/scenario/data/all_workloads.json")]
+scenarios += sorted(glob.glob(os.path.join(here, "scenarios/bench/*.json")))
 for path in scenarios:
     document = load(path)
     check(scenario_schema, document, os.path.relpath(path, here))
