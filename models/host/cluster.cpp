@@ -10,8 +10,8 @@
 namespace ib::host {
 
 Cluster::Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const ClusterOptions& options)
-    : topology_(topology), options_(options), sim_(options.seed), host_of_node_(topology.node_count(), -1),
-      runtime_(sim_) {
+    : topology_(topology), subnet_(subnet), switch_index_(topology), options_(options), sim_(options.seed),
+      host_of_node_(topology.node_count(), -1), runtime_(sim_) {
   fabric_ = std::make_unique<fabric::Fabric>(sim_, packets_, switch_type, topology, subnet,
                                              static_cast<fabric::HcaPorts&>(*this));
   // HCA ports use the SM's SL2VL where the routing sets one (dor's datelines); otherwise SL modulo VLs.
@@ -55,6 +55,8 @@ link::Port& Cluster::hca_port(topo::NodeIndex node, topo::PortNumber port, sm::L
     h.name = name;
     h.node = node;
     h.runtime = &runtime_;
+    h.subnet = &subnet_;
+    h.switch_index = &switch_index_;
     h.memory = std::make_unique<pcie::HostMemory>(options_.verify_contents);
     const std::uint32_t id = sim_.add_component(name);
     h.component_id = id;

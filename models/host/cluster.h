@@ -42,6 +42,8 @@ struct HostNode {
   std::deque<sim::Signal> signals;       ///< by CQ number
   std::deque<sim::Signal> watch_signals; ///< by buffer watch (Context::watch_buffer)
   sim::HostRuntime* runtime = nullptr;
+  const sm::Subnet* subnet = nullptr; ///< for path records (SLs)
+  const sm::SwitchIndex* switch_index = nullptr;
 };
 
 class Cluster : private fabric::HcaPorts {
@@ -72,6 +74,8 @@ private:
                        const hca::Params& params) override;
 
   const topo::Topology& topology_;
+  const sm::Subnet& subnet_;
+  sm::SwitchIndex switch_index_;
   ClusterOptions options_;
   sim::Simulator sim_;
   link::PacketPool packets_;

@@ -167,6 +167,7 @@ private:
       verbs::QpAttr attr;
       attr.dest_lid = lid;
       attr.dest_qpn = qpn;
+      attr.sl = ctx.path_sl(lid);
       attr.path_mtu = static_cast<verbs::Mtu>(mtu_);
       ctx.connect_qp(qp_of[p], attr);
       // A RECV per step that this peer writes to us: WRITE with immediate consumes one.

@@ -25,6 +25,9 @@ public:
   /// The host's memory: allocate buffers here; in verification mode they hold bytes.
   pcie::HostMemory& memory();
   std::uint16_t lid(std::uint8_t port = 1) const;
+  /// The SL of the path to `dlid`, as the SM's path record gives it (routing engines such as dor with datelines
+  /// need it to stay deadlock-free; 0 for most).
+  std::uint8_t path_sl(std::uint16_t dlid) const;
 
   std::uint32_t create_cq(std::uint32_t depth);
   std::uint32_t create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq, std::uint32_t recv_cq);

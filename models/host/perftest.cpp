@@ -206,6 +206,7 @@ private:
       verbs::QpAttr attr;
       attr.dest_lid = lid;
       attr.dest_qpn = qpn;
+      attr.sl = ctx.path_sl(lid);
       attr.path_mtu = static_cast<verbs::Mtu>(mtu_);
       ctx.connect_qp(qps[q].qpn, attr);
     }

@@ -383,3 +383,22 @@ TEST_CASE("fabric: --trace writes a Chrome trace of each message's steps, and it
   CHECK(bad.err.find("--trace-qp, --trace-host, --trace-from-us and --trace-to-us need --trace FILE") !=
         std::string::npos);
 }
+
+TEST_CASE("fabric: on a 4x4 torus dor's datelines (path SLs) carry an all-to-all that minhop's credit loops deadlock",
+          "[scenario][fabric]") {
+  const auto run_on = [](const std::string& routing) {
+    json s = scenario("torus_" + routing, source_path("topologies/examples/torus-4x4.json"),
+                      {{{"type", "all_to_all"}, {"size_bytes", 65536}, {"messages", 4}, {"tx_depth", 8}}});
+    s["subnet_manager"] = {{"routing", routing}};
+    const std::string path = testing::write_temp("fabric_torus_" + routing + ".json", s.dump(2));
+    return run_cli({"run", path, "--format", "json"});
+  };
+  const auto dor = run_on("dor");
+  INFO(dor.err);
+  REQUIRE(dor.exit_code == 0);
+  CHECK(json::parse(dor.out).at("results").at("workloads").at("all_to_all").at("results").at("messages") == 960);
+  // Without datelines the rings of the torus close credit loops: traffic stops, RC retries run out (exit 3).
+  const auto minhop = run_on("minhop");
+  CHECK(minhop.exit_code == 3);
+  CHECK(minhop.err.find("transport retry counter exceeded") != std::string::npos);
+}
