@@ -21,7 +21,6 @@ struct Packet {
 
   // Set by whoever creates the packet.
   sim::Time injected_at;           ///< when the source handed it to its port
-  std::uint64_t cookie = 0;        ///< the source's own reference (message, WQE); never read by the fabric
   std::uint32_t flow_seq = 0;      ///< the source's sequence number (wrapping), for the in-order invariant
   std::uint32_t wire_bytes = 0;    ///< LRH through VCRC (packet_format.h)
   std::uint32_t payload_bytes = 0; ///< data payload, before padding
@@ -40,6 +39,9 @@ struct Packet {
   bool global_route = false; ///< carries a GRH
   bool ack_request = false;  ///< BTH.A: the responder must acknowledge this packet
 };
+
+// One cache line per packet: every hop touches it.
+static_assert(sizeof(Packet) <= 64, "a packet's fabric fields fit one cache line");
 
 using PacketPool = sim::Pool<Packet>;
 using PacketHandle = sim::Handle<Packet>;
