@@ -130,8 +130,9 @@ HostRuntime::Outcome HostRuntime::run_engine(Time until) {
     return outcome_;
   }
 
-  std::vector<std::string> args = {"ibnetsim", "--cfg=surf/precision:1e-15", "--cfg=contexts/factory:" + context_factory,
-                                   "--cfg=contexts/stack-size:256", "--log=root.thres:warning"};
+  std::vector<std::string> args = {"ibnetsim", "--cfg=surf/precision:1e-15",
+                                   "--cfg=contexts/factory:" + context_factory, "--cfg=contexts/stack-size:256",
+                                   "--log=root.thres:warning"};
   if (programs_.size() > guard_pages_actor_limit)
     args.emplace_back("--cfg=contexts/guard-size:0");
   std::vector<char*> argv;

@@ -53,12 +53,12 @@ struct HostParams {
   bool infinite_completion_credits;    ///< the root complex advertises infinite CplH/CplD
 
   // The verbs driver on the CPU (user space, polling).
-  sim::Time post_send_cpu_cost;      ///< one post_send call: lock, doorbell record, barriers
-  sim::Time wqe_build_cpu_cost;      ///< one send WQE written into the send queue
-  double inline_copy_ns_per_byte;    ///< copying inline data into the WQE
-  sim::Time post_recv_cpu_cost;      ///< one receive WQE written and its doorbell record updated
-  sim::Time poll_cq_cpu_cost;        ///< one poll_cq call that finds nothing
-  sim::Time cqe_read_cpu_cost;       ///< each CQE a poll_cq call returns
+  sim::Time post_send_cpu_cost;   ///< one post_send call: lock, doorbell record, barriers
+  sim::Time wqe_build_cpu_cost;   ///< one send WQE written into the send queue
+  double inline_copy_ns_per_byte; ///< copying inline data into the WQE
+  sim::Time post_recv_cpu_cost;   ///< one receive WQE written and its doorbell record updated
+  sim::Time poll_cq_cpu_cost;     ///< one poll_cq call that finds nothing
+  sim::Time cqe_read_cpu_cost;    ///< each CQE a poll_cq call returns
 };
 
 /// The tables (models "pcie-link" and "host"): parsing, --set overrides, digest and `ibnetsim params`.
