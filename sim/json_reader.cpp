@@ -700,17 +700,30 @@ void apply_override(json& root, std::string_view assignment, const std::string& 
   const std::string parent_pointer = pointer.substr(0, pointer.rfind('/'));
   const std::string parent_expected = "an existing object or array at " + place(parent_pointer);
 
+  // A value that is not valid JSON is a plain string; one with a duplicate key is an error, as in files. Parsed
+  // before walking the pointer, which may create objects, so that a failed override leaves the document as it was.
+  json value;
+  const std::string_view value_text = assignment.substr(equals + 1);
+  try {
+    value = parse_strict(source_label, value_text);
+  } catch (const json::exception&) {
+    value = std::string(value_text);
+  } catch (const InputError& e) {
+    fail(source_label, pointer + e.json_pointer(), e.expected(), e.got());
+  }
+
   json* parent = &root;
   std::string reached; // the pointer of *parent, re-escaped
   for (std::size_t i = 0; i + 1 < tokens->size(); ++i) {
     const std::string& token = (*tokens)[i];
     const std::string next = json_pointer_append(reached, token);
     if (parent->is_object()) {
-      const auto it = parent->find(token);
-      if (it == parent->end()) {
-        fail(source_label, pointer, parent_expected, "nothing at " + next);
+      // A missing member becomes an object ("/profiles/cx4/x" on a scenario without "profiles"); a misspelt key
+      // still fails, as an unknown key, when the document is read.
+      parent = &(*parent)[token];
+      if (parent->is_null()) {
+        *parent = json::object();
       }
-      parent = &*it;
     } else if (parent->is_array()) {
       const std::optional<std::size_t> index = parse_index(token);
       if (!index || *index >= parent->size()) {
@@ -721,17 +734,6 @@ void apply_override(json& root, std::string_view assignment, const std::string& 
       fail(source_label, pointer, parent_expected, describe_json_value(*parent) + " at " + place(reached));
     }
     reached = next;
-  }
-
-  // A value that is not valid JSON is a plain string; one with a duplicate key is an error, as in files.
-  json value;
-  const std::string_view value_text = assignment.substr(equals + 1);
-  try {
-    value = parse_strict(source_label, value_text);
-  } catch (const json::exception&) {
-    value = std::string(value_text);
-  } catch (const InputError& e) {
-    fail(source_label, pointer + e.json_pointer(), e.expected(), e.got());
   }
 
   const std::string& key = tokens->back();

@@ -74,11 +74,18 @@ void reject_parameter(const Profile& profile, const std::vector<Override>& overr
                       std::string expected, std::string got) {
   for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
     if (first_token(it->pointer) == key) {
-      throw InputError(std::string(override_label), it->pointer, std::move(expected), std::move(got));
+      throw InputError(it->origin, it->origin_pointer.empty() ? it->pointer : it->origin_pointer, std::move(expected),
+                       std::move(got));
     }
   }
   throw InputError(profile.file, json_pointer_append("/parameters", key) + "/value", std::move(expected),
                    std::move(got));
+}
+
+const std::vector<Override>& overrides_for(const ProfileOverrides& overrides, std::string_view name) {
+  static const std::vector<Override> none;
+  const auto found = overrides.find(name);
+  return found == overrides.end() ? none : found->second;
 }
 
 namespace profile_detail {
@@ -87,7 +94,7 @@ json merge_overrides(const Profile& profile, const std::vector<Override>& overri
   json merged = profile.values;
   for (const Override& o : overrides) {
     // apply_override() parses "pointer=value" exactly as scenario --set does, so both read values the same way.
-    apply_override(merged, o.pointer + "=" + o.value, std::string(override_label));
+    apply_override(merged, o.pointer + "=" + o.value, o.origin);
   }
   return merged;
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -28,15 +29,25 @@ struct Profile {
   std::map<std::string, std::string> sources; ///< parameter key -> where its value comes from
 };
 
-/// One `--set` override of a profile parameter: `pointer` is relative to "parameters" ("/port_to_port_latency_ns")
-/// and `value` is JSON text, or a plain string when it is not valid JSON (as for scenario overrides).
+/// The file label that errors in command-line overrides carry, as for scenario overrides.
+inline constexpr std::string_view override_label = "--set";
+
+/// One override of a profile parameter: `pointer` is relative to "parameters" ("/port_to_port_latency_ns")
+/// and `value` is JSON text, or a plain string when it is not valid JSON (as for scenario overrides). Errors name
+/// `origin` (a file, or "--set") at `origin_pointer` (empty: at `pointer`).
 struct Override {
+  Override(std::string pointer_, std::string value_, std::string origin_ = std::string(override_label),
+           std::string origin_pointer_ = "")
+      : pointer(std::move(pointer_)), value(std::move(value_)), origin(std::move(origin_)),
+        origin_pointer(std::move(origin_pointer_)) {}
   std::string pointer;
   std::string value;
+  std::string origin;
+  std::string origin_pointer;
 };
 
-/// The file label that errors in overrides carry, as for scenario overrides.
-inline constexpr std::string_view override_label = "--set";
+/// Overrides of profile parameters for one run, by profile name: a scenario's "profiles" member.
+using ProfileOverrides = std::map<std::string, std::vector<Override>, std::less<>>;
 
 /// Loads and checks the profile at `path` (not its parameters' types or ranges: read_profile() does that).
 /// Unreadable file, bad JSON, unknown or missing keys, a parameter without value or source: InputError.
@@ -78,6 +89,15 @@ P read_profile(const ParamTable<P>& table, const Profile& profile, const std::ve
   } catch (const InputError& e) {
     profile_detail::relocate(e, profile, overrides);
   }
+}
+
+/// The overrides `overrides` holds for profile `name` (none: an empty list).
+const std::vector<Override>& overrides_for(const ProfileOverrides& overrides, std::string_view name);
+
+/// The profile `name` (profile_path) read through `table`, with the overrides `overrides` holds for that name.
+template <class P>
+P read_named_profile(const ParamTable<P>& table, std::string_view name, const ProfileOverrides& overrides) {
+  return read_profile(table, load_profile(profile_path(name)), overrides_for(overrides, name));
 }
 
 /// For the configuration digest and `ibnetsim params MODEL --profile`: each key of `table` -> {value (in the key's

@@ -14,13 +14,14 @@ namespace {
 template <class P>
 class ProfileCache {
 public:
-  ProfileCache(const sim::ParamTable<P>& table, std::string (*validate)(const P&))
-      : table_(table), validate_(validate) {}
+  ProfileCache(const sim::ParamTable<P>& table, std::string (*validate)(const P&),
+               const sim::ProfileOverrides& overrides)
+      : table_(table), validate_(validate), overrides_(overrides) {}
   const P& get(const std::string& name) {
     auto it = cache_.find(name);
     if (it == cache_.end()) {
       const sim::Profile profile = sim::load_profile(sim::profile_path(name));
-      P params = sim::read_profile(table_, profile);
+      P params = sim::read_profile(table_, profile, sim::overrides_for(overrides_, name));
       if (validate_ != nullptr) {
         const std::string broken = validate_(params);
         if (!broken.empty())
@@ -34,6 +35,7 @@ public:
 private:
   const sim::ParamTable<P>& table_;
   std::string (*validate_)(const P&);
+  const sim::ProfileOverrides& overrides_;
   std::map<std::string, P> cache_;
 };
 
@@ -50,11 +52,12 @@ link::PortConfig hca_port_config(const hca::Params& params) {
 }
 
 Fabric::Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType switch_type,
-               const topo::Topology& topology, const sm::Subnet& subnet, HcaPorts& hcas)
+               const topo::Topology& topology, const sm::Subnet& subnet, HcaPorts& hcas,
+               const sim::ProfileOverrides& profiles)
     : ordinal_(topology.node_count(), -1) {
-  ProfileCache<sw::Params> switch_profiles(sw::param_table(), &sw::validate);
-  ProfileCache<hca::Params> hca_profiles(hca::param_table(), &hca::validate);
-  ProfileCache<link::CableParams> cable_profiles(link::param_table(), nullptr);
+  ProfileCache<sw::Params> switch_profiles(sw::param_table(), &sw::validate, profiles);
+  ProfileCache<hca::Params> hca_profiles(hca::param_table(), &hca::validate, profiles);
+  ProfileCache<link::CableParams> cable_profiles(link::param_table(), nullptr, profiles);
 
   for (topo::NodeIndex n = 0; n < topology.node_count(); ++n) {
     const topo::Node& node = topology.node(n);

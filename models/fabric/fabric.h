@@ -16,6 +16,7 @@
 #include "models/sm/subnet.h"
 #include "models/switch/switch.h"
 #include "models/topology/topology.h"
+#include "sim/profile.h"
 #include "sim/simulator.h"
 
 namespace ib::fabric {
@@ -35,10 +36,10 @@ link::PortConfig hca_port_config(const hca::Params& params);
 
 class Fabric {
 public:
-  /// Builds everything. Switch events go to Target{switch_type, switch ordinal}. Profiles that do not read or
-  /// validate: sim::InputError about the profile file.
+  /// Builds everything. Switch events go to Target{switch_type, switch ordinal}. Profiles are read with the
+  /// run's `profiles` overrides; ones that do not read or validate: sim::InputError about the profile file.
   Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType switch_type, const topo::Topology& topology,
-         const sm::Subnet& subnet, HcaPorts& hcas);
+         const sm::Subnet& subnet, HcaPorts& hcas, const sim::ProfileOverrides& profiles = {});
 
   std::size_t switch_count() const { return switches_.size(); }
   /// The switch of node `node` (a switch node).

@@ -13,7 +13,7 @@ Cluster::Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const
     : topology_(topology), subnet_(subnet), switch_index_(topology), options_(options), sim_(options.seed),
       host_of_node_(topology.node_count(), -1), runtime_(sim_) {
   fabric_ = std::make_unique<fabric::Fabric>(sim_, packets_, switch_type, topology, subnet,
-                                             static_cast<fabric::HcaPorts&>(*this));
+                                             static_cast<fabric::HcaPorts&>(*this), options_.profiles);
   // HCA ports use the SM's SL2VL where the routing sets one (dor's datelines); otherwise SL modulo VLs.
   for (HostNode& h : hosts_) {
     if (h.node >= subnet.routing.sl_to_vl.size() || subnet.routing.sl_to_vl[h.node].empty())
@@ -36,11 +36,9 @@ link::Port& Cluster::hca_port(topo::NodeIndex node, topo::PortNumber port, sm::L
                               const hca::Params& params) {
   if (host_of_node_[node] < 0) {
     const std::string& name = topology_.node(node).name;
-    const auto read = [](const std::string& profile, const auto& table) {
-      return sim::read_profile(table, sim::load_profile(sim::profile_path(profile)));
-    };
-    const pcie::LinkParams link = read(params.pcie_link, pcie::link_param_table());
-    const pcie::HostParams host = read(params.host, pcie::host_param_table());
+    const pcie::LinkParams link =
+        sim::read_named_profile(pcie::link_param_table(), params.pcie_link, options_.profiles);
+    const pcie::HostParams host = sim::read_named_profile(pcie::host_param_table(), params.host, options_.profiles);
     std::string problem = pcie::validate(link);
     if (problem.empty())
       problem = pcie::validate(host);

@@ -19,6 +19,7 @@
 #include "models/sm/subnet.h"
 #include "models/topology/topology.h"
 #include "sim/host_runtime.h"
+#include "sim/profile.h"
 #include "sim/simulator.h"
 
 namespace ib::host {
@@ -28,8 +29,9 @@ inline constexpr sim::ComponentType hca_type = 2;
 
 struct ClusterOptions {
   std::uint64_t seed = 1;
-  bool verify_contents = false; ///< host memory keeps bytes, so payloads can be checked
-  bool cadence_dllps = true;    ///< PCIe Ack/UpdateFC DLLPs at the spec's cadence (bus.h)
+  bool verify_contents = false;   ///< host memory keeps bytes, so payloads can be checked
+  bool cadence_dllps = true;      ///< PCIe Ack/UpdateFC DLLPs at the spec's cadence (bus.h)
+  sim::ProfileOverrides profiles; ///< parameters of named profiles changed for this run (a scenario's "profiles")
 };
 
 /// One host: its memory, its HCA, and the completion signals its CQs raise.

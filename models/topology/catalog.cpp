@@ -16,7 +16,7 @@ namespace {
 
 /// Raises a model's validate() result ("key: expected ..., got ...") against the profile file, as
 /// `ibnetsim params MODEL --profile` does.
-void check_rule(const sim::Profile& profile, const std::string& problem) {
+void check_rule(const sim::Profile& profile, const std::vector<sim::Override>& overrides, const std::string& problem) {
   if (problem.empty()) {
     return;
   }
@@ -26,7 +26,7 @@ void check_rule(const sim::Profile& profile, const std::string& problem) {
   const std::size_t got_at = problem.rfind(got_text);
   if (expected_at != std::string::npos && got_at != std::string::npos && got_at > expected_at) {
     sim::reject_parameter(
-        profile, {}, problem.substr(0, expected_at),
+        profile, overrides, problem.substr(0, expected_at),
         problem.substr(expected_at + expected_text.size(), got_at - expected_at - expected_text.size()),
         problem.substr(got_at + got_text.size()));
   }
@@ -35,10 +35,10 @@ void check_rule(const sim::Profile& profile, const std::string& problem) {
 
 /// The capabilities of a node profile whose Params carry port_count, link_widths and link_speeds.
 template <class P>
-NodeCapabilities node_capabilities(const sim::Profile& profile, const sim::ParamTable<P>& table,
-                                   std::string (*validate)(const P&)) {
-  const P params = sim::read_profile(table, profile);
-  check_rule(profile, validate(params));
+NodeCapabilities node_capabilities(const sim::Profile& profile, const std::vector<sim::Override>& overrides,
+                                   const sim::ParamTable<P>& table, std::string (*validate)(const P&)) {
+  const P params = sim::read_profile(table, profile, overrides);
+  check_rule(profile, overrides, validate(params));
   // validate() has checked both lists parse.
   return NodeCapabilities{params.port_count, *link::parse_width_set(params.link_widths),
                           *link::parse_speed_set(params.link_speeds)};
@@ -72,13 +72,14 @@ const ProfileCatalog::Entry& ProfileCatalog::entry(const std::string& name) {
   std::error_code error;
   if (!name.empty() && std::filesystem::is_regular_file(path, error)) {
     const sim::Profile profile = sim::load_profile(path);
+    const std::vector<sim::Override>& overrides = sim::overrides_for(overrides_, name);
     e.model = profile.model;
     if (profile.model == "switch") {
-      e.capabilities = node_capabilities(profile, sw::param_table(), &sw::validate);
+      e.capabilities = node_capabilities(profile, overrides, sw::param_table(), &sw::validate);
     } else if (profile.model == "hca") {
-      e.capabilities = node_capabilities(profile, hca::param_table(), &hca::validate);
+      e.capabilities = node_capabilities(profile, overrides, hca::param_table(), &hca::validate);
     } else if (profile.model == "cable") {
-      (void)sim::read_profile(link::param_table(), profile);
+      (void)sim::read_profile(link::param_table(), profile, overrides);
     }
   }
   return entries_.emplace(name, std::move(e)).first->second;

@@ -12,6 +12,7 @@
 
 #include "models/link/link_rate.h"
 #include "models/topology/topology.h"
+#include "sim/profile.h"
 
 namespace ib::topo {
 
@@ -40,6 +41,10 @@ public:
 /// InputError against the profile file.
 class ProfileCatalog : public Catalog {
 public:
+  ProfileCatalog() = default;
+  /// Profiles read with `overrides` (a scenario's "profiles"), which must outlive the catalog.
+  explicit ProfileCatalog(const sim::ProfileOverrides& overrides) : overrides_(overrides) {}
+
   std::optional<NodeCapabilities> capabilities(NodeKind kind, const std::string& profile) override;
   bool is_cable(const std::string& name) override;
   std::string describe(const std::string& profile) override;
@@ -53,6 +58,8 @@ private:
   /// The profile `name`, loaded, read through its model's table and validated on first use.
   const Entry& entry(const std::string& name);
 
+  static inline const sim::ProfileOverrides no_overrides{};
+  const sim::ProfileOverrides& overrides_ = no_overrides;
   std::map<std::string, Entry, std::less<>> entries_;
 };
 

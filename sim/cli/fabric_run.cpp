@@ -6,6 +6,7 @@
 
 #include "models/hca/params.h"
 #include "models/host/cluster.h"
+#include "models/link/cable.h"
 #include "models/pcie/params.h"
 #include "models/sm/sm_error.h"
 #include "models/sm/subnet.h"
@@ -22,7 +23,7 @@ namespace {
 using ib::host::Cluster;
 
 ib::topo::Topology load(const FabricScenario& f, const std::string& scenario_file) {
-  ib::topo::ProfileCatalog catalog;
+  ib::topo::ProfileCatalog catalog(f.profiles);
   if (!f.topology_path.empty())
     return ib::topo::load_topology(f.topology_path, catalog);
   return ib::topo::read_topology(sim::JsonDocument{scenario_file + " (its /topology)", f.topology_inline}, catalog);
@@ -45,18 +46,25 @@ ib::sm::Subnet route(const ib::topo::Topology& topology, const FabricScenario& f
   }
 }
 
-/// Every parameter in effect, from every profile the fabric uses, with its unit and source.
-nlohmann::ordered_json profile_digests(const ib::topo::Topology& topology) {
+/// Every parameter in effect, from every profile the fabric uses, with its unit and source. A name under the
+/// scenario's "profiles" that the fabric does not use is an InputError: its overrides would change nothing.
+nlohmann::ordered_json profile_digests(const ib::topo::Topology& topology, const FabricScenario& f,
+                                       const std::string& scenario_file) {
   std::set<std::pair<std::string, std::string>> used; // (model, profile)
+  std::set<std::string> cables;
   for (std::size_t n = 0; n < topology.node_count(); ++n) {
     const auto& node = topology.node(static_cast<ib::topo::NodeIndex>(n));
     used.insert({node.kind == ib::topo::NodeKind::hca ? "hca" : "switch", node.profile});
   }
+  for (const ib::topo::Link& cable : topology.links())
+    cables.insert(cable.cable);
   nlohmann::ordered_json out;
+  std::set<std::string> names;
   const auto add = [&](const std::string& model, const std::string& name, const auto& table) {
     const sim::Profile profile = sim::load_profile(sim::profile_path(name));
-    const auto params = sim::read_profile(table, profile);
+    const auto params = sim::read_profile(table, profile, sim::overrides_for(f.profiles, name));
     out[model + "/" + name] = sim::digest(table, params, profile);
+    names.insert(name);
     return params;
   };
   std::set<std::string> slots, hosts;
@@ -73,6 +81,16 @@ nlohmann::ordered_json profile_digests(const ib::topo::Topology& topology) {
     add("pcie-link", name, ib::pcie::link_param_table());
   for (const std::string& name : hosts)
     add("host", name, ib::pcie::host_param_table());
+  for (const std::string& name : cables)
+    add("cable", name, ib::link::param_table());
+  for (const auto& [name, overrides] : f.profiles)
+    if (!names.contains(name)) {
+      std::string list;
+      for (const std::string& n : names)
+        list += (list.empty() ? "" : ", ") + n;
+      throw sim::InputError(scenario_file, sim::json_pointer_append("/profiles", name),
+                            "a profile this fabric uses (" + list + ")", "\"" + name + "\"");
+    }
   return out;
 }
 
@@ -158,7 +176,10 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
 void validate_fabric(const Scenario& scenario) {
   const ib::topo::Topology topology = load(scenario.fabric, scenario.file);
   const ib::sm::Subnet subnet = route(topology, scenario.fabric, scenario.file);
-  Cluster cluster(topology, subnet, {});
+  (void)profile_digests(topology, scenario.fabric, scenario.file);
+  ib::host::ClusterOptions options;
+  options.profiles = scenario.fabric.profiles;
+  Cluster cluster(topology, subnet, options);
   // Spawning checks the host names; the programs never run.
   std::deque<ib::host::Rendezvous> rendezvous;
   for (const auto& w : scenario.fabric.workloads)
@@ -174,6 +195,8 @@ FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*
   options.seed = scenario.seed;
   options.verify_contents = f.verify_contents;
   options.cadence_dllps = f.pcie_dllp_cadence;
+  options.profiles = f.profiles;
+  const nlohmann::ordered_json profiles = profile_digests(topology, f, scenario.file);
   Cluster cluster(topology, subnet, options);
   std::deque<ib::host::Rendezvous> rendezvous; // one per workload: each has its own QPs
   for (const auto& w : f.workloads)
@@ -205,7 +228,7 @@ FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*
   about["seed"] = scenario.seed;
   report["scenario"] = about;
   sim::ReportJson config = scenario_config(scenario);
-  config["profiles"] = profile_digests(topology);
+  config["profiles"] = profiles; // the scenario's "profiles" overrides show here, with source "override"
   report["config"] = config;
   report["config_digest"] = sim::digest_hex(config.dump());
 

@@ -34,6 +34,20 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
     f.lmc = static_cast<unsigned>(sm->optional_uint("lmc", 0, 7).value_or(0));
     sm->finish();
   }
+  if (auto profiles = top.optional_object("profiles")) {
+    // {"connectx4-edr": {"max_inline_data_bytes": 256}}: the values are checked when the profile is read.
+    for (const auto& [name, parameters] : profiles->value().items()) {
+      const std::string pointer = profiles->pointer_to(name);
+      sim::JsonObjectReader entry(scenario.file, parameters, pointer);
+      std::vector<sim::Override>& list = f.profiles[name];
+      for (const auto& [key, value] : parameters.items()) {
+        const std::string relative = sim::json_pointer_append("", key);
+        list.push_back({relative, value.dump(), scenario.file, entry.pointer_to(key)});
+        entry.skip(key);
+      }
+      profiles->skip(name);
+    }
+  }
   f.verify_contents = top.optional_bool("verify_contents").value_or(false);
   f.pcie_dllp_cadence = top.optional_bool("pcie_dllp_cadence").value_or(true);
   const nlohmann::json& workloads = top.required_array("workloads", 1, 10'000);

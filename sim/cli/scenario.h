@@ -13,6 +13,7 @@
 
 #include "models/host/workloads.h"
 #include "models/phold/phold.h"
+#include "sim/profile.h"
 #include "sim/time.h"
 
 namespace cli {
@@ -26,7 +27,8 @@ struct FabricScenario {
   nlohmann::json topology_inline; ///< ... or the topology document itself
   std::string routing = "minhop"; ///< routing engine (models/sm)
   unsigned lmc = 0;
-  bool verify_contents = false; ///< host memory carries bytes
+  sim::ProfileOverrides profiles; ///< "profiles": parameters of named hardware profiles changed for this run
+  bool verify_contents = false;   ///< host memory carries bytes
   bool pcie_dllp_cadence = true;
   std::vector<std::shared_ptr<ib::host::Workload>> workloads;
 };

@@ -609,13 +609,6 @@ TEST_CASE("sim::apply_override: bad assignment", "[sim][quick]") {
   SECTION("empty pointer") {
     bad("=5", "", "\"/json/pointer=value\"", "\"=5\"");
   }
-  SECTION("missing parent") {
-    bad("/nope/x=1", "/nope/x", "an existing object or array at /nope", "nothing at /nope");
-  }
-  SECTION("missing grandparent") {
-    bad("/workload/nope/x=1", "/workload/nope/x", "an existing object or array at /workload/nope",
-        "nothing at /workload/nope");
-  }
   SECTION("parent is a number") {
     bad("/workload/lp_count/x=1", "/workload/lp_count/x", "an existing object or array at /workload/lp_count",
         "number 8");
@@ -680,6 +673,12 @@ TEST_CASE("sim::apply_override: sets numbers, strings, objects and array element
   SECTION("new key, boolean") {
     sim::apply_override(root, "/workload/trace=true", "--set");
     CHECK(root["workload"]["trace"] == true);
+  }
+  SECTION("missing objects on the way are created") {
+    sim::apply_override(root, "/profiles/cx4/max_inline_data_bytes=256", "--set");
+    sim::apply_override(root, "/workload/sub/x=1", "--set");
+    CHECK(root["profiles"] == json::object({{"cx4", json::object({{"max_inline_data_bytes", 256}})}}));
+    CHECK(root["workload"]["sub"] == json::object({{"x", 1}}));
   }
   SECTION("object") {
     sim::apply_override(root, R"(/workload={"lp_count": 2})", "--set");
