@@ -177,11 +177,12 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
   // One doorbell per post: BlueFlame copies a lone small WQE through write-combining MMIO instead.
   const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::doorbell), qp.index);
   ops_[op].count = qp.sq_posted;
-  const bool blueflame = blueflame_ && posted == 1 && last_wqe_bytes <= params_.blueflame_buffer_bytes;
+  const bool blueflame = qp.caps.blueflame && posted == 1 && last_wqe_bytes <= params_.blueflame_buffer_bytes;
   ops_[op].blueflame = blueflame;
   if (blueflame) {
     ++pcie_.blueflame_writes;
     pcie_.blueflame_bytes += last_wqe_bytes;
+    pcie_.mmio_bytes += last_wqe_bytes;
     bus_->mmio_write(sim, last_wqe_bytes, host_.write_combining_bytes, op.value);
     if (mmio_stores != nullptr)
       *mmio_stores = (last_wqe_bytes + host_.write_combining_bytes - 1) / host_.write_combining_bytes;
@@ -189,6 +190,7 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
     if (mmio_stores != nullptr)
       *mmio_stores = 1;
     ++pcie_.doorbells;
+    pcie_.mmio_bytes += host_.mmio_doorbell_bytes;
     bus_->mmio_write(sim, host_.mmio_doorbell_bytes, host_.mmio_doorbell_bytes, op.value);
   }
   return result;

@@ -84,6 +84,7 @@ struct QpCounters {
 /// PCIe transactions of an HCA by what they were for.
 struct PcieCounters {
   std::uint64_t doorbells = 0, blueflame_writes = 0, blueflame_bytes = 0;
+  std::uint64_t mmio_bytes = 0; ///< what the CPU stored: doorbell records and BlueFlame WQEs
   std::uint64_t wqe_fetches = 0, wqe_fetch_bytes = 0;
   std::uint64_t payload_reads = 0, payload_read_bytes = 0;   ///< requester payload and READ responder data
   std::uint64_t payload_writes = 0, payload_write_bytes = 0; ///< received payload and READ response data
@@ -137,8 +138,6 @@ public:
   /// Moves a QP to `state` with `attr` (RESET→INIT→RTR→RTS, or →ERROR); "" or why the transition is invalid.
   std::string modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpState state, const verbs::QpAttr& attr);
   verbs::QpState qp_state(std::uint32_t qpn) const;
-  /// BlueFlame for single-WR posts (mlx5's default; MLX5_SHUT_UP_BF=1 turns it off).
-  void set_blueflame(bool enabled) { blueflame_ = enabled; }
   /// Writes the WRs' WQEs into the send queue and rings the doorbell (or BlueFlame); `mmio_stores` (if given)
   /// receives the CPU stores that took: 1 for a doorbell, the WQE's write-combining chunks for BlueFlame.
   verbs::PostResult post_send(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::SendWr> wrs,
@@ -274,7 +273,6 @@ private:
   std::vector<std::uint32_t> atomic_bucket_busy_; ///< per bucket: an atomic holds it
   sim::Ring<DmaHandle> atomics_waiting_;
   PcieCounters pcie_;
-  bool blueflame_ = true;
   std::uint32_t drop_next_ = 0;
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t responder_bytes_placed_ = 0;

@@ -83,6 +83,9 @@ struct QpCaps {
   std::uint32_t max_send_wr = 128;
   std::uint32_t max_recv_wr = 128;
   std::uint32_t max_inline_data = 0;
+  /// The driver copies a lone WQE that fits the BlueFlame buffer through write-combining MMIO instead of ringing
+  /// the doorbell (mlx5 does so per QP; MLX5_SHUT_UP_BF=1 turns it off).
+  bool blueflame = true;
 };
 
 /// The attributes modify_qp sets on the way to RTS (ibv_qp_attr), as perftest sets them.

@@ -80,6 +80,7 @@ public:
     mtu_ = static_cast<std::uint32_t>(r.optional_uint("mtu_bytes", 256, 4096).value_or(4096));
     if ((mtu_ & (mtu_ - 1)) != 0)
       throw sim::InputError(file, r.pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096", std::to_string(mtu_));
+    blueflame_ = r.optional_bool("blueflame").value_or(true);
     bidirectional_ = r.optional_bool("bidirectional").value_or(false);
     if (bidirectional_ && lat)
       throw sim::InputError(file, r.pointer_to("bidirectional"), "false for a latency test", "true");
@@ -104,6 +105,7 @@ public:
     c["inline_size_bytes"] = inline_size_;
     c["post_list"] = post_list_;
     c["cq_mod"] = cq_mod_;
+    c["blueflame"] = blueflame_;
     c["mtu_bytes"] = mtu_;
     c["bidirectional"] = bidirectional_;
     if (test_ == Test::atomic_lat)
@@ -194,6 +196,7 @@ private:
     caps.max_send_wr = std::max(tx_depth_, 16u) + post_list_;
     caps.max_recv_wr = std::max(tx_depth_, 512u);
     caps.max_inline_data = inline_size_;
+    caps.blueflame = blueflame_;
     for (std::uint32_t q = 0; q < qps_; ++q) {
       qps[q].send_cq = ctx.create_cq(caps.max_send_wr + 16);
       qps[q].recv_cq = ctx.create_cq(caps.max_recv_wr + 16);
@@ -439,6 +442,7 @@ private:
   std::string client_, server_, client_pointer_, server_pointer_;
   std::vector<std::uint32_t> sizes_;
   std::uint32_t iterations_ = 0, tx_depth_ = 0, qps_ = 0, inline_size_ = 0, post_list_ = 0, cq_mod_ = 0, mtu_ = 0;
+  bool blueflame_ = true;
   bool bidirectional_ = false;
   std::string atomic_;
   sim::Time start_;

@@ -120,53 +120,92 @@ nlohmann::ordered_json port_counters(Cluster& cluster) {
   return ports;
 }
 
-/// PCIe TLPs per message sent, per host and over the cluster, by direction and type.
+/// PCIe TLPs and transactions per message sent, per host and over the cluster, by direction and type.
 nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
   nlohmann::ordered_json hosts = nlohmann::ordered_json::array();
-  std::array<std::uint64_t, 8> total{};
+  // The bus's TLPs by direction and type, then the HCA's transactions by purpose.
+  enum Total : std::size_t {
+    down_mwr,
+    down_cpld,
+    up_mwr,
+    up_mrd,
+    down_mwr_bytes,
+    down_cpld_bytes,
+    up_mwr_bytes,
+    up_mrd_bytes,
+    doorbells,
+    blueflame_writes,
+    mmio_bytes,
+    wqe_reads,
+    payload_reads,
+    payload_writes,
+    recv_wqe_reads,
+    cqe_writes,
+    count
+  };
+  std::array<std::uint64_t, Total::count> total{};
   std::uint64_t total_messages = 0;
   for (std::size_t i = 0; i < cluster.host_count(); ++i) {
     const ib::host::HostNode& h = cluster.host(i);
     const ib::hca::QpCounters q = h.hca->totals();
     const auto& down = h.hca->bus().counters(ib::pcie::Direction::downstream);
     const auto& up = h.hca->bus().counters(ib::pcie::Direction::upstream);
-    const std::array<std::uint64_t, 8> tlps = {down.tlps[0],      down.tlps[2],      up.tlps[0],      up.tlps[1],
-                                               down.tlp_bytes[0], down.tlp_bytes[2], up.tlp_bytes[0], up.tlp_bytes[1]};
-    for (std::size_t k = 0; k < 8; ++k)
-      total[k] += tlps[k];
+    const ib::hca::PcieCounters& pc = h.hca->pcie_counters();
+    const std::array<std::uint64_t, Total::count> host = {
+        down.tlps[0],      down.tlps[2],        up.tlps[0],          up.tlps[1],
+        down.tlp_bytes[0], down.tlp_bytes[2],   up.tlp_bytes[0],     up.tlp_bytes[1],
+        pc.doorbells,      pc.blueflame_writes, pc.mmio_bytes,       pc.wqe_fetches,
+        pc.payload_reads,  pc.payload_writes,   pc.recv_wqe_fetches, pc.cqe_writes};
+    for (std::size_t k = 0; k < Total::count; ++k)
+      total[k] += host[k];
     total_messages += q.messages_sent;
     if (q.messages_sent == 0 && q.messages_received == 0)
       continue;
-    const ib::hca::PcieCounters& pc = h.hca->pcie_counters();
     nlohmann::ordered_json row;
     row["host"] = h.name;
     row["messages_sent"] = q.messages_sent;
     row["messages_received"] = q.messages_received;
     row["doorbells"] = pc.doorbells;
     row["blueflame_writes"] = pc.blueflame_writes;
+    row["mmio_bytes"] = pc.mmio_bytes;
     row["wqe_reads"] = pc.wqe_fetches;
     row["payload_reads"] = pc.payload_reads;
     row["payload_writes"] = pc.payload_writes;
     row["recv_wqe_reads"] = pc.recv_wqe_fetches;
     row["cqe_writes"] = pc.cqe_writes;
-    row["downstream_mwr_tlps"] = tlps[0];
-    row["downstream_cpld_tlps"] = tlps[1];
-    row["upstream_mwr_tlps"] = tlps[2];
-    row["upstream_mrd_tlps"] = tlps[3];
+    row["downstream_mwr_tlps"] = host[down_mwr];
+    row["downstream_cpld_tlps"] = host[down_cpld];
+    row["upstream_mwr_tlps"] = host[up_mwr];
+    row["upstream_mrd_tlps"] = host[up_mrd];
     row["retransmitted_packets"] = q.retransmitted_packets;
     row["rnr_naks_received"] = q.rnr_naks_received;
     row["timeouts"] = q.timeouts;
     hosts.push_back(row);
   }
-  const double m = static_cast<double>(std::max<std::uint64_t>(total_messages, 1));
+  const auto per = [&](std::uint64_t value) {
+    return static_cast<double>(value) / static_cast<double>(std::max<std::uint64_t>(total_messages, 1));
+  };
   nlohmann::ordered_json out;
   out["messages_sent"] = total_messages;
-  out["per_message"] = {{"downstream_mwr_tlps", static_cast<double>(total[0]) / m},
-                        {"downstream_cpld_tlps", static_cast<double>(total[1]) / m},
-                        {"upstream_mwr_tlps", static_cast<double>(total[2]) / m},
-                        {"upstream_mrd_tlps", static_cast<double>(total[3]) / m},
-                        {"downstream_bytes", static_cast<double>(total[4] + total[5]) / m},
-                        {"upstream_bytes", static_cast<double>(total[6] + total[7]) / m}};
+  // Both ends' buses count: a message's TLPs are the requester's plus the responder's.
+  out["per_message"] = {{"downstream_mwr_tlps", per(total[down_mwr])},
+                        {"downstream_cpld_tlps", per(total[down_cpld])},
+                        {"upstream_mwr_tlps", per(total[up_mwr])},
+                        {"upstream_mrd_tlps", per(total[up_mrd])},
+                        {"downstream_bytes", per(total[down_mwr_bytes] + total[down_cpld_bytes])},
+                        {"upstream_bytes", per(total[up_mwr_bytes] + total[up_mrd_bytes])},
+                        {"downstream_mwr_bytes", per(total[down_mwr_bytes])},
+                        {"downstream_cpld_bytes", per(total[down_cpld_bytes])},
+                        {"upstream_mwr_bytes", per(total[up_mwr_bytes])},
+                        {"upstream_mrd_bytes", per(total[up_mrd_bytes])},
+                        {"doorbells", per(total[doorbells])},
+                        {"blueflame_writes", per(total[blueflame_writes])},
+                        {"mmio_bytes", per(total[mmio_bytes])},
+                        {"wqe_reads", per(total[wqe_reads])},
+                        {"payload_reads", per(total[payload_reads])},
+                        {"payload_writes", per(total[payload_writes])},
+                        {"recv_wqe_reads", per(total[recv_wqe_reads])},
+                        {"cqe_writes", per(total[cqe_writes])}};
   out["hosts"] = hosts;
   return out;
 }

@@ -38,10 +38,10 @@ Costs run(const Combination& k) {
   testing::TestCluster c(testing::star_topology(2));
   testing::QpAddress a, b;
   std::uint64_t a_buffer = 0, b_buffer = 0;
-  c->host("h1").hca->set_blueflame(k.blueflame);
   c->spawn("h1", "poster", [&](host::Context& ctx) {
     verbs::QpCaps caps;
     caps.max_inline_data = 64;
+    caps.blueflame = k.blueflame;
     const std::uint32_t cq = ctx.create_cq(256);
     const std::uint32_t qp = ctx.create_qp(verbs::QpType::rc, caps, cq, cq);
     a = {ctx.lid(), qp};
