@@ -61,6 +61,8 @@ public:
     qps_ = static_cast<std::uint32_t>(r.optional_uint("qps", 1, 4096).value_or(1));
     const bool inlinable =
         test_ == Test::write_lat || test_ == Test::send_lat || test_ == Test::write_bw || test_ == Test::send_bw;
+    inline_pointer_ = r.pointer_to("inline_size_bytes");
+    inline_explicit_ = r.has("inline_size_bytes");
     inline_size_ =
         static_cast<std::uint32_t>(r.optional_uint("inline_size_bytes", 0, 4096).value_or(inlinable && lat ? 220 : 0));
     if (!inlinable && inline_size_ > 0)
@@ -119,6 +121,15 @@ public:
     check_host(cluster, server_, file_, server_pointer_);
     if (client_ == server_)
       throw sim::InputError(file_, server_pointer_, "a host other than the client", "\"" + server_ + "\"");
+    const std::uint32_t device_max = std::min(cluster.host(client_).hca->params().max_inline_data_bytes,
+                                              cluster.host(server_).hca->params().max_inline_data_bytes);
+    if (inline_size_ > device_max) {
+      if (inline_explicit_)
+        throw sim::InputError(file_, inline_pointer_,
+                              "at most the HCAs' max_inline_data_bytes (" + std::to_string(device_max) + ")",
+                              std::to_string(inline_size_));
+      inline_size_ = device_max; // perftest's default, as far as the device allows
+    }
     rendezvous_ = &rendezvous;
     cluster.spawn(client_, name_ + "/client", [this](Context& ctx) { run_side(ctx, true); });
     cluster.spawn(server_, name_ + "/server", [this](Context& ctx) { run_side(ctx, false); });
@@ -442,6 +453,8 @@ private:
   std::string client_, server_, client_pointer_, server_pointer_;
   std::vector<std::uint32_t> sizes_;
   std::uint32_t iterations_ = 0, tx_depth_ = 0, qps_ = 0, inline_size_ = 0, post_list_ = 0, cq_mod_ = 0, mtu_ = 0;
+  bool inline_explicit_ = false;
+  std::string inline_pointer_;
   bool blueflame_ = true;
   bool bidirectional_ = false;
   std::string atomic_;

@@ -21,6 +21,7 @@
 #include "sim/cli/fabric_run.h"
 #include "sim/cli/options.h"
 #include "sim/cli/scenario.h"
+#include "sim/cli/sweep.h"
 #include "sim/cli/topo_commands.h"
 #include "sim/errors.h"
 #include "sim/profile.h"
@@ -43,16 +44,13 @@ commands:
   validate SCENARIO  check a scenario file (and overrides) without running it
   params [MODEL]     list the models, or one model's parameters with units and ranges;
                      with --profile NAME, a hardware profile's values, units and sources
+  sweep SWEEP.json   run a scenario over a grid of parameter values, in parallel: a CSV row and a JSON
+                     report per point; resumes; --emit-slurm for clusters ('ibnetsim sweep --help')
   topo SUBCOMMAND    generate, import, export and summarise topologies ('ibnetsim topo --help')
 
 'ibnetsim COMMAND --help' describes a command's options.
 exit codes: 0 success, 2 bad input or options, 3 a model invariant was violated, 1 internal error.
 )";
-
-// Thrown for bad command-line usage; reported like bad input (exit 2).
-struct UsageError {
-  std::string message;
-};
 
 Parsed parse(const std::vector<std::string>& args, const po::options_description& options, std::size_t max_positional) {
   Parsed parsed;
@@ -529,6 +527,8 @@ int run_command_line(int argc, const char* const* argv, std::ostream& out, std::
       return command_params(args, out);
     if (command == "topo")
       return command_topo(args, out, err);
+    if (command == "sweep")
+      return command_sweep(args, out, err);
     throw UsageError{"unknown command '" + command + "'"};
   } catch (const UsageError& e) {
     err << "ibnetsim" << (command.empty() || command[0] == '-' ? "" : " " + command) << ": " << e.message << "\n"

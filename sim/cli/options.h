@@ -9,6 +9,11 @@
 
 namespace cli {
 
+/// Bad command-line usage: reported with the command's name and a hint, like bad input (exit 2).
+struct UsageError {
+  std::string message;
+};
+
 struct Parsed {
   boost::program_options::variables_map values;
   std::vector<std::string> positional;

@@ -1,0 +1,183 @@
+#include "sim/cli/experiment.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+#include "sim/errors.h"
+
+extern char** environ;
+
+namespace cli {
+
+namespace {
+
+/// The first line of the file at `path` that says what went wrong ("ibnetsim: error: ..."), else its first line.
+std::string first_error_line(const std::string& path) {
+  std::ifstream file(path);
+  std::string line, first;
+  while (std::getline(file, line)) {
+    if (first.empty() && !line.empty())
+      first = line;
+    if (line.starts_with("ibnetsim"))
+      return line;
+  }
+  return first;
+}
+
+pid_t spawn_run(const std::string& exe, const std::string& scenario, std::optional<std::uint64_t> seed,
+                const PointJob& job) {
+  std::vector<std::string> args = {exe, "run", scenario};
+  for (const std::string& o : job.overrides) {
+    args.push_back("--set");
+    args.push_back(o);
+  }
+  if (seed) {
+    args.push_back("--seed");
+    args.push_back(std::to_string(*seed));
+  }
+  args.insert(args.end(), {"--quiet", "--out", job.report_path + ".partial"});
+  std::vector<char*> argv;
+  for (std::string& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, job.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int error = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0)
+    throw sim::InputError(exe, "", "an ibnetsim executable that can be started", std::strerror(error));
+  return pid;
+}
+
+void flatten(const nlohmann::ordered_json& value, const std::string& name, Metrics& out) {
+  if (value.is_object()) {
+    for (const auto& [key, member] : value.items())
+      flatten(member, name + "." + key, out);
+  } else if (value.is_array()) {
+    if (value.size() == 1)
+      flatten(value[0], name, out);
+  } else if (!value.is_null()) {
+    out.emplace_back(name, value);
+  }
+}
+
+} // namespace
+
+std::string self_executable() {
+  std::error_code error;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (error)
+    throw sim::InputError("/proc/self/exe", "", "the path of the running ibnetsim", error.message());
+  return exe.string();
+}
+
+unsigned default_parallelism() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void run_points(const std::string& scenario, std::optional<std::uint64_t> seed, std::vector<PointJob*>& jobs,
+                unsigned parallel, const std::function<void(const PointJob&)>& done) {
+  const std::string exe = self_executable();
+  std::map<pid_t, PointJob*> running;
+  std::size_t next = 0;
+  while (next < jobs.size() || !running.empty()) {
+    while (running.size() < std::max(parallel, 1u) && next < jobs.size()) {
+      PointJob* job = jobs[next++];
+      running[spawn_run(exe, scenario, seed, *job)] = job;
+    }
+    int status = 0;
+    const pid_t pid = waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR)
+        continue;
+      throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
+    }
+    const auto found = running.find(pid);
+    if (found == running.end())
+      continue; // not one of ours
+    PointJob& job = *found->second;
+    running.erase(found);
+    job.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    std::error_code ignored;
+    if (job.exit_code == 0) {
+      std::filesystem::rename(job.report_path + ".partial", job.report_path);
+      std::filesystem::remove(job.log_path, ignored);
+      job.error.clear();
+    } else {
+      std::filesystem::remove(job.report_path + ".partial", ignored);
+      job.error = first_error_line(job.log_path);
+      if (job.error.empty())
+        job.error = WIFSIGNALED(status) ? std::string("killed by signal ") + strsignal(WTERMSIG(status))
+                                        : "exit " + std::to_string(job.exit_code);
+    }
+    done(job);
+  }
+}
+
+Metrics report_metrics(const nlohmann::ordered_json& report) {
+  Metrics out;
+  const nlohmann::ordered_json& results = report.at("results");
+  if (results.contains("workloads"))
+    for (const auto& [name, workload] : results.at("workloads").items())
+      flatten(workload.at("results"), name, out);
+  if (results.contains("pcie"))
+    flatten(results.at("pcie").at("per_message"), "pcie", out);
+  if (results.contains("simulated_time_us"))
+    out.emplace_back("simulated_time_us", results.at("simulated_time_us"));
+  return out;
+}
+
+std::optional<nlohmann::ordered_json> find_metric(const nlohmann::ordered_json& report, const Metrics& metrics,
+                                                  const std::string& name) {
+  if (name.starts_with("/")) {
+    try {
+      const nlohmann::ordered_json::json_pointer pointer(name);
+      if (report.contains(pointer))
+        return report.at(pointer);
+    } catch (const nlohmann::ordered_json::exception&) {
+    }
+    return std::nullopt;
+  }
+  for (const auto& [key, value] : metrics)
+    if (key == name)
+      return value;
+  return std::nullopt;
+}
+
+std::string cell_text(const nlohmann::ordered_json& value) {
+  if (value.is_string())
+    return value.get<std::string>();
+  return value.dump();
+}
+
+std::string cell_text(const nlohmann::json& value) {
+  if (value.is_string())
+    return value.get<std::string>();
+  return value.dump();
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string partial = path + ".partial";
+  {
+    std::ofstream file(partial, std::ios::binary | std::ios::trunc);
+    file << text;
+    if (!file)
+      throw sim::InputError(path, "", "a file that can be written", std::strerror(errno));
+  }
+  std::filesystem::rename(partial, path);
+}
+
+} // namespace cli

@@ -1,0 +1,55 @@
+// What `ibnetsim sweep` and `ibnetsim compare` share: running many variants of one scenario, each as its own
+// `ibnetsim run` process (so a crash or an invariant broken in one point leaves the others), several at a time, each
+// writing its JSON report; and reading figures back out of those reports as named metrics.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cli {
+
+/// One run of the scenario with its overrides: what `ibnetsim run SCENARIO --set ... --out report` does.
+struct PointJob {
+  std::vector<std::string> overrides; ///< "/json/pointer=value", applied in order
+  std::string report_path;            ///< where the finished report goes (written whole, or not at all)
+  std::string log_path;               ///< the run's stderr; kept only when the run fails
+  int exit_code = -1;                 ///< after run_points: the process's exit code (128 + signal if killed)
+  std::string error;                  ///< after run_points: the first line of the log when the run failed
+};
+
+/// The ibnetsim executable running now (/proc/self/exe), so children run exactly this build.
+std::string self_executable();
+
+/// Runs `jobs` as `ibnetsim run scenario --set ... [--seed] --quiet --out report_path`, at most `parallel` at a
+/// time, in order of index. `done(job)` is called as each finishes. Children that cannot be started: InputError.
+void run_points(const std::string& scenario, std::optional<std::uint64_t> seed, std::vector<PointJob*>& jobs,
+                unsigned parallel, const std::function<void(const PointJob&)>& done);
+
+/// The number of processes to run at once by default: the machine's cores.
+unsigned default_parallelism();
+
+/// The scalar figures of a fabric report under short dotted names, in report order: each workload's results as
+/// "<workload>.<key>" (nested objects as "<workload>.<key>.<key>"; arrays of one element flattened away, longer
+/// arrays such as per-flow lists left out), "pcie.<key>" for PCIe per message, and "simulated_time_us".
+using Metrics = std::vector<std::pair<std::string, nlohmann::ordered_json>>;
+Metrics report_metrics(const nlohmann::ordered_json& report);
+
+/// A metric of `report` by name: a name report_metrics() gives, or a JSON pointer into the report ("/results/...").
+/// nullopt when the report has no such value.
+std::optional<nlohmann::ordered_json> find_metric(const nlohmann::ordered_json& report, const Metrics& metrics,
+                                                  const std::string& name);
+
+/// A JSON scalar as a CSV or table cell: strings bare, numbers as JSON prints them.
+std::string cell_text(const nlohmann::ordered_json& value);
+std::string cell_text(const nlohmann::json& value);
+
+/// Writes `text` to `path` through a temporary file and a rename, so readers never see half a file.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+} // namespace cli

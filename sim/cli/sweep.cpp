@@ -1,0 +1,710 @@
+#include "sim/cli/sweep.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "sim/cli/experiment.h"
+#include "sim/cli/options.h"
+#include "sim/cli/scenario.h"
+#include "sim/errors.h"
+#include "sim/json_reader.h"
+#include "sim/report.h"
+
+namespace po = boost::program_options;
+namespace fs = std::filesystem;
+
+namespace cli {
+
+namespace {
+
+constexpr std::size_t max_points = 100'000;
+constexpr std::size_t max_values = 10'000;
+
+/// "/workloads/0/size_bytes" -> "size_bytes": the column a parameter gets unless named.
+std::string last_token(const std::string& pointer) {
+  return pointer.substr(pointer.rfind('/') + 1);
+}
+
+std::string override_text(const std::string& pointer, const nlohmann::json& value) {
+  return pointer + "=" + value.dump();
+}
+
+/// A number as JSON: integral values stay integers, so "size_bytes" reads them as such.
+nlohmann::json number_value(double v) {
+  if (std::abs(v) < 9e15 && v == std::floor(v))
+    return static_cast<std::int64_t>(v);
+  // Round away the binary noise of repeated steps (0.1 + 0.2) at 12 significant digits.
+  char text[32];
+  std::snprintf(text, sizeof text, "%.12g", v);
+  return std::strtod(text, nullptr);
+}
+
+/// from..to by adding `step` (> 0) or multiplying by `factor` (> 1), to at most `to` (with a little slack for
+/// rounding). Errors name `file` and `pointer`.
+std::vector<nlohmann::json> range_values(double from, double to, std::optional<double> step,
+                                         std::optional<double> factor, const std::string& file,
+                                         const std::string& pointer) {
+  if (to < from)
+    throw sim::InputError(file, pointer, "a range whose end is at least its start",
+                          std::to_string(from) + ".." + std::to_string(to));
+  if (factor && from <= 0)
+    throw sim::InputError(file, pointer, "a geometric range that starts above 0", std::to_string(from));
+  std::vector<nlohmann::json> values;
+  const double slack = 1e-9 * std::max(std::abs(to), 1.0);
+  for (std::size_t i = 0;; ++i) {
+    const double v = step ? from + static_cast<double>(i) * *step : from * std::pow(*factor, static_cast<double>(i));
+    if (v > to + slack)
+      break;
+    if (values.size() == max_values)
+      throw sim::InputError(file, pointer, "a range of at most " + std::to_string(max_values) + " values", "more");
+    values.push_back(number_value(v));
+  }
+  return values;
+}
+
+/// Reads one parameter {name?, pointer, values | range}.
+struct Parameter {
+  std::string name;
+  std::string pointer;
+  std::vector<nlohmann::json> values;
+};
+
+Parameter read_parameter(sim::JsonObjectReader& r) {
+  Parameter p;
+  p.pointer = r.required_string("pointer");
+  if (!p.pointer.starts_with("/"))
+    throw sim::InputError(r.file(), r.pointer_to("pointer"), "a JSON pointer into the scenario (\"/...\")",
+                          "\"" + p.pointer + "\"");
+  p.name = r.optional_string("name").value_or("");
+  const nlohmann::json* values = r.optional_array("values", 1, max_values);
+  auto range = r.optional_object("range");
+  if ((values != nullptr) == range.has_value())
+    throw sim::InputError(r.file(), r.pointer(), "exactly one of \"values\" and \"range\"",
+                          values ? "both" : "neither");
+  if (values) {
+    p.values.assign(values->begin(), values->end());
+  } else {
+    const double from = range->required_double("from", -1e18, 1e18);
+    const double to = range->required_double("to", -1e18, 1e18);
+    const std::optional<double> step = range->optional_double("step", 1e-12, 1e18);
+    const std::optional<double> factor = range->optional_double("times", 1.000001, 1e9);
+    if (step.has_value() == factor.has_value())
+      throw sim::InputError(r.file(), range->pointer(), "exactly one of \"step\" and \"times\"",
+                            step ? "both" : "neither");
+    range->finish();
+    p.values = range_values(from, to, step, factor, r.file(), r.pointer_to("range"));
+  }
+  r.finish();
+  return p;
+}
+
+SweepAxis parameters_axis(const std::vector<Parameter>& parameters, const std::string& file,
+                          const std::string& pointer) {
+  SweepAxis axis;
+  for (const Parameter& p : parameters) {
+    if (p.values.size() != parameters.front().values.size())
+      throw sim::InputError(file, pointer,
+                            "zipped parameters with as many values each (" +
+                                std::to_string(parameters.front().values.size()) + ")",
+                            std::to_string(p.values.size()) + " values for " + p.pointer);
+    axis.columns.push_back(p.name);
+    axis.pointers.push_back(p.pointer);
+  }
+  for (std::size_t i = 0; i < parameters.front().values.size(); ++i) {
+    SweepAxis::Row row;
+    for (const Parameter& p : parameters) {
+      row.values.push_back(p.values[i]);
+      row.overrides.push_back(override_text(p.pointer, p.values[i]));
+    }
+    axis.rows.push_back(std::move(row));
+  }
+  return axis;
+}
+
+std::vector<std::string> read_overrides(sim::JsonObjectReader& set) {
+  std::vector<std::string> overrides;
+  for (const auto& [pointer, value] : set.value().items()) {
+    if (!pointer.starts_with("/"))
+      throw sim::InputError(set.file(), set.pointer_to(pointer), "a JSON pointer into the scenario (\"/...\")",
+                            "\"" + pointer + "\"");
+    overrides.push_back(override_text(pointer, value));
+    set.skip(pointer);
+  }
+  return overrides;
+}
+
+SweepAxis read_axis(const sim::JsonDocument& doc, const nlohmann::json& value, const std::string& pointer) {
+  sim::JsonObjectReader r(doc.file, value, pointer);
+  if (r.has("zip")) {
+    const nlohmann::json& zip = r.required_array("zip", 1, 64);
+    std::vector<Parameter> parameters;
+    for (std::size_t i = 0; i < zip.size(); ++i) {
+      sim::JsonObjectReader p(doc.file, zip[i], sim::json_pointer_append(r.pointer_to("zip"), i));
+      parameters.push_back(read_parameter(p));
+    }
+    r.finish();
+    return parameters_axis(parameters, doc.file, r.pointer_to("zip"));
+  }
+  if (r.has("variants")) {
+    SweepAxis axis;
+    axis.columns.push_back(r.required_string("name"));
+    const nlohmann::json& variants = r.required_array("variants", 1, max_values);
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+      sim::JsonObjectReader v(doc.file, variants[i], sim::json_pointer_append(r.pointer_to("variants"), i));
+      SweepAxis::Row row;
+      const std::string name = v.required_string("name");
+      if (!seen.insert(name).second)
+        throw sim::InputError(doc.file, v.pointer_to("name"), "a name no other variant has", "\"" + name + "\"");
+      row.values.push_back(name);
+      if (auto set = v.optional_object("set"))
+        row.overrides = read_overrides(*set);
+      v.finish();
+      axis.rows.push_back(std::move(row));
+    }
+    r.finish();
+    return axis;
+  }
+  std::vector<Parameter> one = {read_parameter(r)};
+  return parameters_axis(one, doc.file, pointer);
+}
+
+/// Unnamed parameters take their pointer's last token, or the whole pointer where that would be ambiguous.
+void name_columns(Sweep& sweep) {
+  std::map<std::string, int> uses;
+  for (std::size_t a = 0; a < sweep.axes.size(); ++a)
+    for (std::size_t c = 0; c < sweep.axes[a].columns.size(); ++c)
+      if (sweep.axes[a].columns[c].empty())
+        ++uses[last_token(sweep.axes[a].pointers[c])];
+  for (std::size_t a = 0; a < sweep.axes.size(); ++a)
+    for (std::size_t c = 0; c < sweep.axes[a].columns.size(); ++c)
+      if (sweep.axes[a].columns[c].empty()) {
+        const std::string& p = sweep.axes[a].pointers[c];
+        sweep.axes[a].columns[c] = uses[last_token(p)] > 1 ? p : last_token(p);
+      }
+}
+
+void check_columns(const Sweep& sweep, const std::string& file) {
+  std::set<std::string> seen;
+  for (const std::string& column : axis_columns(sweep)) {
+    if (column == "point" || column == "status" || column == "error")
+      throw sim::InputError(file, "/axes", "axis names other than point, status and error", "\"" + column + "\"");
+    if (!seen.insert(column).second)
+      throw sim::InputError(file, "/axes", "a name no other axis has", "\"" + column + "\" twice");
+  }
+}
+
+SweepPlot read_plot(sim::JsonObjectReader& r, const Sweep& sweep) {
+  SweepPlot plot;
+  const std::string file = r.required_string("file");
+  if (!file.ends_with(".png") || file.find('/') != std::string::npos)
+    throw sim::InputError(r.file(), r.pointer_to("file"),
+                          "a file name ending in .png (written in the sweep's directory)", "\"" + file + "\"");
+  plot.spec["file"] = file;
+  std::set<std::string> columns;
+  for (const std::string& c : axis_columns(sweep))
+    columns.insert(c);
+  for (const std::string& m : sweep.metrics)
+    columns.insert(m);
+  // With every metric in the CSV, metric names are only known once points have run.
+  const auto check = [&](const std::string& key, const std::string& column) {
+    if (!sweep.metrics.empty() && !columns.contains(column))
+      throw sim::InputError(r.file(), r.pointer_to(key), "an axis name or one of the sweep's metrics",
+                            "\"" + column + "\"");
+  };
+  plot.spec["x"] = r.required_string("x");
+  check("x", plot.spec["x"]);
+  plot.spec["y"] = r.required_string("y");
+  check("y", plot.spec["y"]);
+  if (const nlohmann::json* series = r.optional_array("series", 0, 8)) {
+    for (std::size_t i = 0; i < series->size(); ++i) {
+      if (!(*series)[i].is_string())
+        throw sim::InputError(r.file(), sim::json_pointer_append(r.pointer_to("series"), i), "a column name",
+                              sim::describe_json_value((*series)[i]));
+      check("series", (*series)[i].get<std::string>());
+    }
+    plot.spec["series"] = *series;
+  }
+  for (const char* flag : {"logx", "logy"})
+    if (auto v = r.optional_bool(flag))
+      plot.spec[flag] = *v;
+  for (const char* text : {"title", "xlabel", "ylabel"})
+    if (auto v = r.optional_string(text))
+      plot.spec[text] = *v;
+  r.finish();
+  return plot;
+}
+
+std::string quoted_csv(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos)
+    return text;
+  std::string out = "\"";
+  for (const char c : text)
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+/// Points are files NNNNN.json, so a directory listing sorts like the CSV.
+std::string point_stem(const std::string& dir, std::size_t index) {
+  char name[32];
+  std::snprintf(name, sizeof name, "%05zu", index);
+  return dir + "/points/" + name;
+}
+
+/// Writes DIR/results.csv from every point's report; returns the number of points without one.
+std::size_t write_csv(const Sweep& sweep, const std::vector<SweepPoint>& points, const std::string& dir,
+                      const std::vector<PointJob>& jobs) {
+  std::vector<nlohmann::ordered_json> reports(points.size());
+  std::vector<std::string> metric_columns = sweep.metrics;
+  std::set<std::string> known(metric_columns.begin(), metric_columns.end());
+  std::vector<Metrics> metrics(points.size());
+  std::size_t missing = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const std::string path = jobs[i].report_path;
+    if (!fs::exists(path)) {
+      ++missing;
+      continue;
+    }
+    reports[i] = nlohmann::ordered_json::parse(slurp(path));
+    metrics[i] = report_metrics(reports[i]);
+    if (sweep.metrics.empty())
+      for (const auto& [name, value] : metrics[i])
+        if (known.insert(name).second)
+          metric_columns.push_back(name);
+  }
+  std::ostringstream csv;
+  csv << "point,status";
+  for (const std::string& c : axis_columns(sweep))
+    csv << "," << quoted_csv(c);
+  for (const std::string& m : metric_columns)
+    csv << "," << quoted_csv(m);
+  csv << ",error\n";
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const bool ok = !reports[i].is_null();
+    std::string status = "ok";
+    if (!ok)
+      status = jobs[i].exit_code > 0 ? "failed (exit " + std::to_string(jobs[i].exit_code) + ")" : "not run";
+    csv << i << "," << quoted_csv(status);
+    for (const nlohmann::json& v : points[i].values)
+      csv << "," << quoted_csv(cell_text(v));
+    for (const std::string& m : metric_columns) {
+      csv << ",";
+      if (ok)
+        if (const auto v = find_metric(reports[i], metrics[i], m))
+          csv << quoted_csv(cell_text(*v));
+    }
+    csv << "," << quoted_csv(ok ? "" : jobs[i].error) << "\n";
+  }
+  write_file_atomically(dir + "/results.csv", csv.str());
+  return missing;
+}
+
+std::string point_label(const Sweep& sweep, const SweepPoint& point) {
+  std::string label;
+  const std::vector<std::string> columns = axis_columns(sweep);
+  for (std::size_t c = 0; c < columns.size(); ++c)
+    label += (c == 0 ? "" : ", ") + columns[c] + "=" + cell_text(point.values[c]);
+  return label;
+}
+
+void write_slurm(const std::string& path, const Sweep& sweep, const std::string& dir, std::size_t points) {
+  const std::string exe = self_executable();
+  const std::string sweep_file = dir + "/sweep.json";
+  std::ostringstream script;
+  script << "#!/bin/bash\n"
+         << "# Slurm array job for ibnetsim sweep \"" << sweep.name << "\": one task per point (" << points
+         << " points).\n"
+         << "# Submit:  sbatch " << path << "\n"
+         << "# Collect: " << exe << " sweep " << sweep_file << " --out " << dir
+         << "   (reruns nothing that finished; writes results.csv)\n"
+         << "#SBATCH --job-name=ibnetsim-" << sweep.name << "\n"
+         << "#SBATCH --array=0-" << points - 1 << "\n"
+         << "#SBATCH --ntasks=1\n"
+         << "#SBATCH --cpus-per-task=1\n"
+         << "#SBATCH --output=" << dir << "/slurm/%a.out\n"
+         << "set -euo pipefail\n"
+         << "exec " << exe << " sweep " << sweep_file << " --out " << dir
+         << " --point \"${SLURM_ARRAY_TASK_ID}\" --quiet\n";
+  fs::create_directories(dir + "/slurm");
+  write_file_atomically(path, script.str());
+  fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
+}
+
+/// The exit code of a sweep whose points ended with `codes`: 0 when all succeeded, else the gravest failure
+/// (an invariant broken, 3, before bad input, 2, before anything else, 1).
+int sweep_exit_code(const std::vector<PointJob>& jobs) {
+  bool any = false, input = false, invariant = false;
+  for (const PointJob& j : jobs) {
+    any |= j.exit_code > 0;
+    input |= j.exit_code == sim::exit_input_error;
+    invariant |= j.exit_code == sim::exit_invariant_violation;
+  }
+  return invariant ? sim::exit_invariant_violation : input ? sim::exit_input_error : any ? 1 : sim::exit_ok;
+}
+
+} // namespace
+
+std::vector<std::string> axis_columns(const Sweep& sweep) {
+  std::vector<std::string> columns;
+  for (const SweepAxis& axis : sweep.axes)
+    columns.insert(columns.end(), axis.columns.begin(), axis.columns.end());
+  return columns;
+}
+
+Sweep read_sweep_file(const std::string& path) {
+  const sim::JsonDocument doc = sim::load_json_file(path);
+  sim::JsonObjectReader top(doc.file, doc.root, "");
+  top.skip("$schema");
+  Sweep sweep;
+  sweep.name = top.required_string("name");
+  sweep.description = top.optional_string("description").value_or("");
+  const std::string scenario = top.required_string("scenario");
+  const fs::path scenario_path(scenario);
+  sweep.scenario =
+      fs::absolute(scenario_path.is_relative() ? fs::path(path).parent_path() / scenario_path : scenario_path)
+          .lexically_normal()
+          .string();
+  if (!fs::is_regular_file(sweep.scenario))
+    throw sim::InputError(doc.file, "/scenario", "a scenario file (relative paths from the sweep's directory)",
+                          "\"" + scenario + "\", which does not exist");
+  sweep.seed = top.optional_uint("seed", 0, UINT64_MAX);
+  if (auto set = top.optional_object("set"))
+    sweep.fixed = read_overrides(*set);
+  const nlohmann::json& axes = top.required_array("axes", 1, 32);
+  for (std::size_t i = 0; i < axes.size(); ++i)
+    sweep.axes.push_back(read_axis(doc, axes[i], sim::json_pointer_append("/axes", i)));
+  name_columns(sweep);
+  check_columns(sweep, doc.file);
+  if (const nlohmann::json* metrics = top.optional_array("metrics", 1, 1000))
+    for (std::size_t i = 0; i < metrics->size(); ++i) {
+      if (!(*metrics)[i].is_string() || (*metrics)[i].get<std::string>().empty())
+        throw sim::InputError(doc.file, sim::json_pointer_append("/metrics", i),
+                              "a metric name (as the CSV of a sweep without \"metrics\" names them) or a JSON "
+                              "pointer into the report",
+                              sim::describe_json_value((*metrics)[i]));
+      sweep.metrics.push_back((*metrics)[i].get<std::string>());
+    }
+  if (const nlohmann::json* plots = top.optional_array("plots", 1, 100))
+    for (std::size_t i = 0; i < plots->size(); ++i) {
+      sim::JsonObjectReader p(doc.file, (*plots)[i], sim::json_pointer_append("/plots", i));
+      sweep.plots.push_back(read_plot(p, sweep));
+    }
+  top.finish();
+  std::size_t count = 1;
+  for (const SweepAxis& axis : sweep.axes) {
+    count *= axis.rows.size();
+    if (count > max_points)
+      throw sim::InputError(doc.file, "/axes", "at most " + std::to_string(max_points) + " points", "more");
+  }
+  return sweep;
+}
+
+std::vector<nlohmann::json> parse_value_list(const std::string& text, const std::string& option) {
+  // A range: FROM..TO*FACTOR or FROM..TO+STEP.
+  const std::size_t dots = text.find("..");
+  if (dots != std::string::npos && text.find_first_of(",[{\"") == std::string::npos) {
+    const std::size_t op = text.find_first_of("*+", dots + 2);
+    char* end = nullptr;
+    const std::string from_text = text.substr(0, dots);
+    const std::string to_text = text.substr(dots + 2, op == std::string::npos ? std::string::npos : op - dots - 2);
+    const double from = std::strtod(from_text.c_str(), &end);
+    const bool from_ok = !from_text.empty() && *end == '\0';
+    const double to = std::strtod(to_text.c_str(), &end);
+    const bool to_ok = !to_text.empty() && *end == '\0';
+    const std::string by_text = op == std::string::npos ? "" : text.substr(op + 1);
+    const double by = std::strtod(by_text.c_str(), &end);
+    const bool by_ok = !by_text.empty() && *end == '\0' && (text[op] == '*' ? by > 1 : by > 0);
+    if (!from_ok || !to_ok || !by_ok)
+      throw sim::InputError(option, "", "a range FROM..TO*FACTOR (FACTOR > 1) or FROM..TO+STEP (STEP > 0)",
+                            "\"" + text + "\"");
+    return range_values(from, to, text[op] == '+' ? std::optional<double>(by) : std::nullopt,
+                        text[op] == '*' ? std::optional<double>(by) : std::nullopt, option, "");
+  }
+  // Split at commas outside brackets and quotes.
+  std::vector<std::string> items;
+  std::string current;
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\' && i + 1 < text.size())
+        current += text[i++];
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    } else if (c == ',' && depth == 0) {
+      items.push_back(current);
+      current.clear();
+      continue;
+    }
+    current += c;
+  }
+  items.push_back(current);
+  std::vector<nlohmann::json> values;
+  for (const std::string& item : items) {
+    if (item.empty())
+      throw sim::InputError(option, "", "a comma-separated list of values without empty items", "\"" + text + "\"");
+    try {
+      values.push_back(nlohmann::json::parse(item));
+    } catch (const nlohmann::json::exception&) {
+      values.push_back(item);
+    }
+  }
+  return values;
+}
+
+std::vector<SweepPoint> expand(const Sweep& sweep) {
+  std::vector<SweepPoint> points(1);
+  points.front().overrides = sweep.fixed;
+  for (const SweepAxis& axis : sweep.axes) {
+    std::vector<SweepPoint> next;
+    next.reserve(points.size() * axis.rows.size());
+    for (const SweepPoint& p : points)
+      for (const SweepAxis::Row& row : axis.rows) {
+        SweepPoint q = p;
+        q.values.insert(q.values.end(), row.values.begin(), row.values.end());
+        q.overrides.insert(q.overrides.end(), row.overrides.begin(), row.overrides.end());
+        next.push_back(std::move(q));
+      }
+    points = std::move(next);
+  }
+  return points;
+}
+
+nlohmann::ordered_json sweep_document(const Sweep& sweep) {
+  nlohmann::ordered_json doc;
+  doc["name"] = sweep.name;
+  if (!sweep.description.empty())
+    doc["description"] = sweep.description;
+  doc["scenario"] = sweep.scenario;
+  if (sweep.seed)
+    doc["seed"] = *sweep.seed;
+  if (!sweep.fixed.empty()) {
+    nlohmann::ordered_json set = nlohmann::ordered_json::object();
+    for (const std::string& o : sweep.fixed)
+      set[o.substr(0, o.find('='))] = nlohmann::ordered_json::parse(o.substr(o.find('=') + 1));
+    doc["set"] = set;
+  }
+  nlohmann::ordered_json axes = nlohmann::ordered_json::array();
+  for (const SweepAxis& axis : sweep.axes) {
+    nlohmann::ordered_json a;
+    if (axis.pointers.empty()) {
+      a["name"] = axis.columns.front();
+      nlohmann::ordered_json list = nlohmann::ordered_json::array();
+      for (const SweepAxis::Row& row : axis.rows) {
+        nlohmann::ordered_json set = nlohmann::ordered_json::object();
+        for (const std::string& o : row.overrides)
+          set[o.substr(0, o.find('='))] = nlohmann::ordered_json::parse(o.substr(o.find('=') + 1));
+        list.push_back({{"name", row.values.front()}, {"set", set}});
+      }
+      a["variants"] = list;
+    } else {
+      nlohmann::ordered_json zip = nlohmann::ordered_json::array();
+      for (std::size_t c = 0; c < axis.columns.size(); ++c) {
+        nlohmann::ordered_json values = nlohmann::ordered_json::array();
+        for (const SweepAxis::Row& row : axis.rows)
+          values.push_back(nlohmann::ordered_json::parse(row.values[c].dump()));
+        zip.push_back({{"name", axis.columns[c]}, {"pointer", axis.pointers[c]}, {"values", values}});
+      }
+      if (zip.size() == 1)
+        a = zip.front();
+      else
+        a["zip"] = zip;
+    }
+    axes.push_back(a);
+  }
+  doc["axes"] = axes;
+  if (!sweep.metrics.empty())
+    doc["metrics"] = sweep.metrics;
+  if (!sweep.plots.empty()) {
+    nlohmann::ordered_json plots = nlohmann::ordered_json::array();
+    for (const SweepPlot& p : sweep.plots)
+      plots.push_back(p.spec);
+    doc["plots"] = plots;
+  }
+  return doc;
+}
+
+int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description options("ibnetsim sweep SWEEP.json [options]\n"
+                                  "ibnetsim sweep SCENARIO.json --sweep /json/pointer=v1,v2,... [options]");
+  options.add_options()("help,h", "show this help")(
+      "sweep", po::value<std::vector<std::string>>()->composing(),
+      "an axis: /json/pointer=v1,v2,... or =FROM..TO*FACTOR or =FROM..TO+STEP (repeatable: Cartesian product)")(
+      "zip", po::value<std::vector<std::string>>()->composing(),
+      "a parameter that varies together with the other --zip ones (one axis; as many values each)")(
+      "set", po::value<std::vector<std::string>>()->composing(), "a fixed override for every point (repeatable)")(
+      "seed", po::value<std::uint64_t>(), "override the scenario's seed")(
+      "metric", po::value<std::vector<std::string>>()->composing(),
+      "a CSV metric column: a name as an unfiltered sweep's CSV shows it, or a /json/pointer into the report "
+      "(repeatable; default: every scalar figure)")("name", po::value<std::string>(),
+                                                    "the sweep's name (default: the scenario's)")(
+      "out", po::value<std::string>(), "output directory (default: ./NAME.sweep)")(
+      "jobs,j", po::value<unsigned>(), "points run at once (default: the machine's cores)")(
+      "point", po::value<std::size_t>(), "run only this point (0-based), as a Slurm array task does; no CSV")(
+      "emit-slurm", po::value<std::string>(), "write a Slurm array job running the points to FILE, and stop")(
+      "restart", "forget finished points (a sweep otherwise resumes, running only the points not yet done)")(
+      "quiet,q", "no progress on stderr");
+  Parsed parsed;
+  const std::string problem = parse_options(args, options, 1, parsed);
+  if (!problem.empty())
+    throw UsageError{problem};
+  const po::variables_map& v = parsed.values;
+  if (v.count("help")) {
+    out << options << "\n";
+    return sim::exit_ok;
+  }
+  if (parsed.positional.empty())
+    throw UsageError{"sweep needs a SWEEP.json file, or a SCENARIO with --sweep"};
+  const bool from_command_line = v.count("sweep") || v.count("zip");
+  const auto strings = [&](const char* key) {
+    return v.count(key) ? v[key].as<std::vector<std::string>>() : std::vector<std::string>{};
+  };
+
+  Sweep sweep;
+  if (from_command_line) {
+    const Scenario scenario = load_scenario(parsed.positional[0], strings("set"), std::nullopt);
+    sweep.name = v.count("name") ? v["name"].as<std::string>() : scenario.name;
+    sweep.scenario = fs::absolute(parsed.positional[0]).lexically_normal().string();
+    sweep.fixed = strings("set");
+    const auto parameter = [](const std::string& assignment, const char* option) {
+      const std::size_t equals = assignment.find('=');
+      if (equals == std::string::npos || !assignment.starts_with("/"))
+        throw UsageError{std::string("--") + option + " expects /json/pointer=v1,v2,..., got '" + assignment + "'"};
+      return Parameter{"", assignment.substr(0, equals),
+                       parse_value_list(assignment.substr(equals + 1),
+                                        std::string("--") + option + " " + assignment.substr(0, equals))};
+    };
+    for (const std::string& s : strings("sweep")) {
+      std::vector<Parameter> one = {parameter(s, "sweep")};
+      sweep.axes.push_back(parameters_axis(one, "--sweep", one.front().pointer));
+    }
+    if (v.count("zip")) {
+      std::vector<Parameter> zipped;
+      for (const std::string& s : strings("zip"))
+        zipped.push_back(parameter(s, "zip"));
+      sweep.axes.push_back(parameters_axis(zipped, "--zip", ""));
+    }
+    name_columns(sweep);
+    check_columns(sweep, "--sweep");
+    sweep.metrics = strings("metric");
+  } else {
+    if (v.count("set") || v.count("metric") || v.count("name"))
+      throw UsageError{"--set, --metric and --name go in the SWEEP.json file (or use a SCENARIO with --sweep)"};
+    sweep = read_sweep_file(parsed.positional[0]);
+  }
+  if (v.count("seed"))
+    sweep.seed = v["seed"].as<std::uint64_t>();
+
+  const std::vector<SweepPoint> points = expand(sweep);
+  if (points.size() > max_points)
+    throw UsageError{"a sweep of at most " + std::to_string(max_points) + " points; this one has " +
+                     std::to_string(points.size())};
+  // Every point must be a valid scenario before anything runs: bad values fail here, all at once, with exit 2.
+  for (const SweepPoint& p : points)
+    (void)load_scenario(sweep.scenario, p.overrides, sweep.seed);
+
+  const std::string dir =
+      fs::absolute(v.count("out") ? v["out"].as<std::string>() : sweep.name + ".sweep").lexically_normal().string();
+  fs::create_directories(dir + "/points");
+  // The manifest: what this directory's points are. A different sweep in the same directory would mix results.
+  nlohmann::ordered_json manifest;
+  manifest["scenario"] = sweep.scenario;
+  manifest["scenario_digest"] = sim::digest_hex(slurp(sweep.scenario));
+  manifest["seed"] = sweep.seed ? nlohmann::ordered_json(*sweep.seed) : nlohmann::ordered_json();
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < points.size(); ++i)
+    list.push_back({{"point", i}, {"overrides", points[i].overrides}});
+  manifest["points"] = list;
+  const std::string manifest_path = dir + "/points.json";
+  const std::string manifest_text = manifest.dump(2) + "\n";
+  if (v.count("restart")) {
+    fs::remove_all(dir + "/points");
+    fs::create_directories(dir + "/points");
+  } else if (fs::exists(manifest_path) && slurp(manifest_path) != manifest_text) {
+    throw sim::InputError(manifest_path, "",
+                          "the same sweep (same scenario file, seed and points) to resume; use another --out, or "
+                          "--restart to discard its results",
+                          "a different sweep");
+  }
+  write_file_atomically(manifest_path, manifest_text);
+  write_file_atomically(dir + "/sweep.json", sweep_document(sweep).dump(2) + "\n");
+
+  if (v.count("emit-slurm")) {
+    const std::string path = fs::absolute(v["emit-slurm"].as<std::string>()).lexically_normal().string();
+    write_slurm(path, sweep, dir, points.size());
+    out << "wrote " << path << ": a Slurm array of " << points.size() << " tasks for sweep " << sweep.name << " into "
+        << dir << "\n";
+    return sim::exit_ok;
+  }
+
+  std::vector<PointJob> jobs(points.size());
+  std::vector<PointJob*> to_run;
+  std::size_t resumed = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    jobs[i].overrides = points[i].overrides;
+    jobs[i].report_path = point_stem(dir, i) + ".json";
+    jobs[i].log_path = point_stem(dir, i) + ".log";
+    if (v.count("point") && v["point"].as<std::size_t>() != i)
+      continue;
+    if (fs::exists(jobs[i].report_path)) {
+      ++resumed;
+      jobs[i].exit_code = 0;
+      continue;
+    }
+    to_run.push_back(&jobs[i]);
+  }
+  if (v.count("point") && v["point"].as<std::size_t>() >= points.size())
+    throw UsageError{"--point " + std::to_string(v["point"].as<std::size_t>()) + ": the sweep has points 0.." +
+                     std::to_string(points.size() - 1)};
+
+  const bool quiet = v.count("quiet") > 0;
+  const unsigned parallel = v.count("jobs") ? std::max(1u, v["jobs"].as<unsigned>()) : default_parallelism();
+  const auto started = std::chrono::steady_clock::now();
+  std::size_t finished = 0, failed = 0;
+  run_points(sweep.scenario, sweep.seed, to_run, parallel, [&](const PointJob& job) {
+    ++finished;
+    failed += job.exit_code != 0;
+    if (quiet)
+      return;
+    const std::size_t index = static_cast<std::size_t>(&job - jobs.data());
+    err << "[sweep " << sweep.name << "] " << finished << "/" << to_run.size() << " point " << index << " ("
+        << point_label(sweep, points[index])
+        << "): " << (job.exit_code == 0 ? "ok" : "FAILED (exit " + std::to_string(job.exit_code) + "): " + job.error)
+        << "\n";
+  });
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (v.count("point"))
+    return sweep_exit_code(jobs);
+
+  const std::size_t missing = write_csv(sweep, points, dir, jobs);
+  char line[200];
+  std::snprintf(line, sizeof line, "%zu points: %zu run (%zu failed), %zu already done; %.1f s wall with %u jobs\n",
+                points.size(), to_run.size(), failed, resumed, wall_s, parallel);
+  out << "sweep " << sweep.name << " (" << sweep.scenario << "): " << line << "  " << dir << "/results.csv"
+      << (missing > 0 ? " (" + std::to_string(missing) + " points without a report)" : "") << "\n  " << dir
+      << "/points/NNNNN.json: each point's report\n";
+  if (!sweep.plots.empty())
+    out << "  plots: tools/plot_sweep.py " << dir << "\n";
+  return sweep_exit_code(jobs);
+}
+
+} // namespace cli

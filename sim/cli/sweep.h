@@ -1,0 +1,70 @@
+// `ibnetsim sweep`: one scenario run over a grid of parameter values (DESIGN §7). A sweep is a SWEEP.json file, or a
+// scenario with --sweep/--zip options; it expands into points (the Cartesian product of its axes, an axis being one
+// parameter, parameters zipped together, or named variants), runs each point as its own `ibnetsim run` process, and
+// writes every point's JSON report and one CSV row per point into its output directory. Finished points are never
+// run again, so an interrupted sweep resumes, and a Slurm array job can run the points on a cluster.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cli {
+
+/// One dimension of a sweep. Each row sets the axis's columns to values and applies overrides to the scenario.
+struct SweepAxis {
+  std::vector<std::string> columns;
+  std::vector<std::string> pointers; ///< the scenario value each column sets; empty for named variants
+  struct Row {
+    std::vector<nlohmann::json> values; ///< one per column
+    std::vector<std::string> overrides; ///< "/json/pointer=value"
+  };
+  std::vector<Row> rows;
+};
+
+/// A plot of the sweep's CSV that tools/plot_sweep.py draws.
+struct SweepPlot {
+  nlohmann::ordered_json spec; ///< {file, x, y, series, logx, logy, title, xlabel, ylabel}, as checked
+};
+
+struct Sweep {
+  std::string name;
+  std::string description;
+  std::string scenario;              ///< absolute path of the scenario file
+  std::vector<std::string> fixed;    ///< overrides every point gets before its own
+  std::optional<std::uint64_t> seed; ///< overrides the scenario's seed (a "/seed" axis varies it)
+  std::vector<SweepAxis> axes;
+  std::vector<std::string> metrics; ///< CSV metric columns: report_metrics() names or report pointers; empty: all
+  std::vector<SweepPlot> plots;
+};
+
+/// One point of the grid: its column values and its overrides (the fixed ones first).
+struct SweepPoint {
+  std::vector<nlohmann::json> values;
+  std::vector<std::string> overrides;
+};
+
+/// Reads a SWEEP.json file strictly (errors: sim::InputError with the file and JSON pointer).
+Sweep read_sweep_file(const std::string& path);
+
+/// Parses one command-line list of values: "2,8,64", "2..4096*2" (geometric), "0.1..1+0.1" (arithmetic), with JSON
+/// values ("[1,2]", "\"a,b\"") kept whole; what is not JSON is a string. Problems: sim::InputError about `option`.
+std::vector<nlohmann::json> parse_value_list(const std::string& text, const std::string& option);
+
+/// The sweep's points, in order: the last axis varies fastest.
+std::vector<SweepPoint> expand(const Sweep& sweep);
+
+/// All CSV columns that name swept values, in axis order.
+std::vector<std::string> axis_columns(const Sweep& sweep);
+
+/// The sweep as a SWEEP.json document that reads back to the same sweep (ranges written out as values).
+nlohmann::ordered_json sweep_document(const Sweep& sweep);
+
+/// `ibnetsim sweep ...` (after the command word); returns the exit code.
+int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+} // namespace cli
