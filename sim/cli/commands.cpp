@@ -18,6 +18,7 @@
 #include "models/pcie/params.h"
 #include "models/phold/phold.h"
 #include "models/switch/switch.h"
+#include "sim/cli/compare.h"
 #include "sim/cli/fabric_run.h"
 #include "sim/cli/options.h"
 #include "sim/cli/scenario.h"
@@ -46,6 +47,8 @@ commands:
                      with --profile NAME, a hardware profile's values, units and sources
   sweep SWEEP.json   run a scenario over a grid of parameter values, in parallel: a CSV row and a JSON
                      report per point; resumes; --emit-slurm for clusters ('ibnetsim sweep --help')
+  compare SCENARIO   the scenario with inline, BlueFlame, postlist and unsignaled completions off and on (or
+                     named variants), side by side: latency, message rate, PCIe TLPs per message
   topo SUBCOMMAND    generate, import, export and summarise topologies ('ibnetsim topo --help')
 
 'ibnetsim COMMAND --help' describes a command's options.
@@ -529,6 +532,8 @@ int run_command_line(int argc, const char* const* argv, std::ostream& out, std::
       return command_topo(args, out, err);
     if (command == "sweep")
       return command_sweep(args, out, err);
+    if (command == "compare")
+      return command_compare(args, out, err);
     throw UsageError{"unknown command '" + command + "'"};
   } catch (const UsageError& e) {
     err << "ibnetsim" << (command.empty() || command[0] == '-' ? "" : " " + command) << ": " << e.message << "\n"

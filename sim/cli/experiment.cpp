@@ -169,6 +169,15 @@ std::string cell_text(const nlohmann::json& value) {
   return value.dump();
 }
 
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\n") == std::string::npos)
+    return text;
+  std::string out = "\"";
+  for (const char c : text)
+    out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
 void write_file_atomically(const std::string& path, const std::string& text) {
   const std::string partial = path + ".partial";
   {

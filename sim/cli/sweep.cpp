@@ -240,15 +240,6 @@ SweepPlot read_plot(sim::JsonObjectReader& r, const Sweep& sweep) {
   return plot;
 }
 
-std::string quoted_csv(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos)
-    return text;
-  std::string out = "\"";
-  for (const char c : text)
-    out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
 std::string slurp(const std::string& path) {
   std::ifstream file(path, std::ios::binary);
   std::stringstream text;
@@ -287,25 +278,25 @@ std::size_t write_csv(const Sweep& sweep, const std::vector<SweepPoint>& points,
   std::ostringstream csv;
   csv << "point,status";
   for (const std::string& c : axis_columns(sweep))
-    csv << "," << quoted_csv(c);
+    csv << "," << csv_field(c);
   for (const std::string& m : metric_columns)
-    csv << "," << quoted_csv(m);
+    csv << "," << csv_field(m);
   csv << ",error\n";
   for (std::size_t i = 0; i < points.size(); ++i) {
     const bool ok = !reports[i].is_null();
     std::string status = "ok";
     if (!ok)
       status = jobs[i].exit_code > 0 ? "failed (exit " + std::to_string(jobs[i].exit_code) + ")" : "not run";
-    csv << i << "," << quoted_csv(status);
+    csv << i << "," << csv_field(status);
     for (const nlohmann::json& v : points[i].values)
-      csv << "," << quoted_csv(cell_text(v));
+      csv << "," << csv_field(cell_text(v));
     for (const std::string& m : metric_columns) {
       csv << ",";
       if (ok)
         if (const auto v = find_metric(reports[i], metrics[i], m))
-          csv << quoted_csv(cell_text(*v));
+          csv << csv_field(cell_text(*v));
     }
-    csv << "," << quoted_csv(ok ? "" : jobs[i].error) << "\n";
+    csv << "," << csv_field(ok ? "" : jobs[i].error) << "\n";
   }
   write_file_atomically(dir + "/results.csv", csv.str());
   return missing;
