@@ -3,9 +3,10 @@
 set -euo pipefail
 
 # opensm, ibsim-utils and infiniband-diags run the real OpenSM on a simulated fabric for the cross-check tests;
-# python3-jsonschema checks scenarios and reports against scenarios/schema (tests/scenario/report_schema.sh).
+# python3-jsonschema checks scenarios and reports against scenarios/schema (tests/scenario/report_schema.sh);
+# python3-matplotlib draws sweep plots (tools/plot_sweep.py).
 packages=(g++ cmake make pkg-config libsimgrid-dev libboost-program-options-dev nlohmann-json3-dev catch2 python3
-          python3-jsonschema opensm ibsim-utils infiniband-diags)
+          python3-jsonschema python3-matplotlib opensm ibsim-utils infiniband-diags)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -14,59 +14,20 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/scenario/cli_harness.h"
+#include "tests/scenario/fabric_scenarios.h"
 
 using nlohmann::json;
+using testing::back_to_back;
+using testing::profile_value;
 using testing::run_cli;
+using testing::scenario;
 using testing::source_path;
+using testing::star;
 
 namespace {
 
 /// 4x EDR payload rate of RDMA WRITEs at MTU 4096: 100 Gb/s x 4096 / (4096 + 26 B of LRH, BTH, ICRC and VCRC).
 constexpr double edr_payload_gbps = 99.4;
-
-/// A parameter's value in a hardware profile of topologies/hardware.
-double profile_value(const std::string& profile, const std::string& key) {
-  std::ifstream file(source_path("topologies/hardware/" + profile + ".json"));
-  return json::parse(file).at("parameters").at(key).at("value").get<double>();
-}
-
-json hca(const std::string& name) {
-  return {{"name", name}, {"kind", "hca"}, {"profile", "connectx4-edr"}};
-}
-
-/// Two ConnectX-4 hosts a and b cabled port to port, 2 m of copper.
-json back_to_back() {
-  return {{"name", "back-to-back"},
-          {"nodes", {hca("a"), hca("b")}},
-          {"links", json::array({{{"a", "a/1"},
-                                  {"b", "b/1"},
-                                  {"width", "4x"},
-                                  {"speed", "EDR"},
-                                  {"length_m", 2},
-                                  {"cable", "copper-dac"}}})}};
-}
-
-/// Hosts h0..h(n-1) on ports 1..n of one Switch-IB 2, 2 m of copper each.
-json star(int hosts) {
-  json nodes = json::array();
-  json links = json::array();
-  // Names built by appending: GCC 12 warns falsely (-Wrestrict, bug 105329) on "literal" + std::string here.
-  for (int i = 0; i < hosts; ++i) {
-    std::string host = "h";
-    host += std::to_string(i);
-    std::string switch_port = "s0/";
-    switch_port += std::to_string(i + 1);
-    nodes.push_back(hca(host));
-    links.push_back({{"a", host + "/1"}, {"b", switch_port}});
-  }
-  nodes.push_back({{"name", "s0"}, {"kind", "switch"}, {"profile", "switch-ib2-edr"}});
-  std::string name = "star-";
-  name += std::to_string(hosts);
-  return {{"name", name},
-          {"link_defaults", {{"width", "4x"}, {"speed", "EDR"}, {"length_m", 2}, {"cable", "copper-dac"}}},
-          {"nodes", nodes},
-          {"links", links}};
-}
 
 constexpr double host_cable_m = 2, switch_cable_m = 10;
 
@@ -84,10 +45,6 @@ json leaf_spine_leaf() {
             {"host_cable", "copper-dac"},
             {"switch_length_m", switch_cable_m},
             {"switch_cable", "fibre"}}}};
-}
-
-json scenario(const std::string& name, const json& topology, const json& workloads) {
-  return {{"name", name}, {"seed", 1}, {"topology", topology}, {"workloads", workloads}};
 }
 
 std::vector<std::string> with(std::vector<std::string> head, const std::vector<std::string>& tail) {

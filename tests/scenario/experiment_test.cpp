@@ -1,0 +1,429 @@
+// `ibnetsim sweep` and `ibnetsim compare` end to end, through the real executable (their points run as child
+// processes of it): a sweep's grid, CSV rows and per-point reports, parallel runs, resume, Slurm array jobs, failing
+// points, sweeps over hardware profile values; compare's latency and message-rate effects of inline, BlueFlame,
+// postlist and unsignaled completions, and its PCIe transactions per message against the reference's per-post costs.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/scenario/cli_harness.h"
+#include "tests/scenario/fabric_scenarios.h"
+
+using nlohmann::json;
+using testing::run_executable;
+namespace fs = std::filesystem;
+
+namespace {
+
+using CsvRow = std::map<std::string, std::string>;
+
+std::string slurp(const std::string& path) {
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+/// RFC 4180 fields of one line.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+      fields.back() += '"';
+      ++i;
+    } else if (c == '"') {
+      quoted = !quoted;
+    } else if (c == ',' && !quoted) {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+/// The rows of a CSV file as column -> cell.
+std::vector<CsvRow> read_csv(const std::string& path) {
+  std::ifstream file(path);
+  std::string line;
+  std::getline(file, line);
+  const std::vector<std::string> header = csv_fields(line);
+  std::vector<CsvRow> rows;
+  while (std::getline(file, line)) {
+    const std::vector<std::string> fields = csv_fields(line);
+    REQUIRE(fields.size() == header.size());
+    CsvRow row;
+    for (std::size_t i = 0; i < header.size(); ++i)
+      row[header[i]] = fields[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+/// ib_write_lat between h0 and h1 through one switch, short.
+json write_lat_scenario() {
+  return testing::scenario(
+      "sweep-lat", testing::star(2),
+      {{{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"size_bytes", 8}, {"iterations", 200}}});
+}
+
+/// A fresh directory name for a test's sweep output.
+std::string fresh_dir(const std::string& name) {
+  const std::string dir = "ibnetsim_test_sweep_" + name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string write_scenario(const std::string& name, const json& s) {
+  return testing::write_temp("experiment_" + name + ".json", s.dump(2));
+}
+
+double number(const std::string& cell) {
+  return std::stod(cell);
+}
+
+} // namespace
+
+TEST_CASE("sweep: 8 points run in parallel, give 8 rows with their values, and a resumed sweep reruns nothing",
+          "[scenario][experiment]") {
+  const std::string scenario = write_scenario("lat", write_lat_scenario());
+  const std::string dir = fresh_dir("grid");
+  const std::string axes = " --sweep /workloads/0/size_bytes=2,64 --sweep /workloads/0/inline_size_bytes=0,220"
+                           " --sweep /workloads/0/blueflame=true,false --out " +
+                           dir;
+  const auto r = run_executable("sweep " + scenario + axes + " -j 4", dir + ".1");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("8 points: 8 run (0 failed), 0 already done") && Catch::Contains("4 jobs"));
+
+  const std::vector<CsvRow> rows = read_csv(dir + "/results.csv");
+  REQUIRE(rows.size() == 8);
+  std::map<std::string, double> median; // "size/inline/blueflame" -> t_typical_us
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const CsvRow& row = rows[i];
+    CHECK(row.at("point") == std::to_string(i));
+    CHECK(row.at("status") == "ok");
+    // The last axis varies fastest.
+    CHECK(row.at("size_bytes") == (i < 4 ? "2" : "64"));
+    CHECK(row.at("inline_size_bytes") == (i % 4 < 2 ? "0" : "220"));
+    CHECK(row.at("blueflame") == (i % 2 == 0 ? "true" : "false"));
+    // The row's figures are its own report's, and that report ran with the row's values.
+    char stem[32];
+    std::snprintf(stem, sizeof stem, "%05zu", i);
+    const json report = json::parse(slurp(dir + "/points/" + stem + ".json"));
+    const json& config = report.at("config").at("workloads").at(0);
+    CHECK(config.at("sizes_bytes").at(0).dump() == row.at("size_bytes"));
+    CHECK(config.at("inline_size_bytes").dump() == row.at("inline_size_bytes"));
+    CHECK(config.at("blueflame").dump() == row.at("blueflame"));
+    const json& results = report.at("results").at("workloads").at("ib_write_lat").at("results").at(0);
+    CHECK(number(row.at("ib_write_lat.t_typical_us")) == Approx(results.at("t_typical_us").get<double>()));
+    median[row.at("size_bytes") + "/" + row.at("inline_size_bytes") + "/" + row.at("blueflame")] =
+        number(row.at("ib_write_lat.t_typical_us"));
+  }
+  // Inline and BlueFlame each take a PCIe round trip out of a small WRITE.
+  for (const std::string size : {"2", "64"}) {
+    INFO("size " << size);
+    CHECK(median[size + "/220/true"] < median[size + "/0/true"]);
+    CHECK(median[size + "/220/true"] < median[size + "/220/false"]);
+    CHECK(median[size + "/0/true"] < median[size + "/0/false"]);
+  }
+
+  SECTION("a resumed sweep reruns nothing and writes the same CSV") {
+    const std::string csv = slurp(dir + "/results.csv");
+    const auto first_report_time = fs::last_write_time(dir + "/points/00003.json");
+    const auto again = run_executable("sweep " + scenario + axes, dir + ".2");
+    INFO(again.out << again.err);
+    REQUIRE(again.exit_code == 0);
+    CHECK_THAT(again.out, Catch::Contains("8 points: 0 run (0 failed), 8 already done"));
+    CHECK(fs::last_write_time(dir + "/points/00003.json") == first_report_time);
+    CHECK(slurp(dir + "/results.csv") == csv);
+
+    fs::remove(dir + "/points/00005.json");
+    const auto one = run_executable("sweep " + scenario + axes, dir + ".3");
+    REQUIRE(one.exit_code == 0);
+    CHECK_THAT(one.out, Catch::Contains("8 points: 1 run (0 failed), 7 already done"));
+    CHECK(slurp(dir + "/results.csv") == csv); // deterministic: the rerun point gives the same figures
+  }
+  SECTION("another sweep in the same directory is refused; --restart starts over") {
+    const auto other =
+        run_executable("sweep " + scenario + " --sweep /workloads/0/size_bytes=8 --out " + dir, dir + ".4");
+    CHECK(other.exit_code == 2);
+    CHECK_THAT(other.err, Catch::Contains("points.json") && Catch::Contains("--restart"));
+    const auto restarted =
+        run_executable("sweep " + scenario + " --sweep /workloads/0/size_bytes=8 --restart --out " + dir, dir + ".5");
+    REQUIRE(restarted.exit_code == 0);
+    CHECK(read_csv(dir + "/results.csv").size() == 1);
+  }
+}
+
+TEST_CASE("sweep: a SWEEP.json with a range, zipped parameters and named variants, --emit-slurm and --point",
+          "[scenario][experiment]") {
+  const std::string scenario = write_scenario("file", write_lat_scenario());
+  const json sweep = {
+      {"name", "file-sweep"},
+      {"scenario", fs::absolute(scenario).string()},
+      {"set", {{"/workloads/0/iterations", 100}}},
+      {"axes",
+       {{{"name", "size"}, {"pointer", "/workloads/0/size_bytes"}, {"range", {{"from", 2}, {"to", 32}, {"times", 4}}}},
+        {{"zip",
+          {{{"pointer", "/workloads/0/inline_size_bytes"}, {"values", {0, 220}}},
+           {{"pointer", "/workloads/0/blueflame"}, {"values", {false, true}}}}}},
+        {{"name", "switch"},
+         {"variants",
+          {{{"name", "fast"}, {"set", {{"/profiles/switch-ib2-edr/port_to_port_latency_ns", 90}}}},
+           {{"name", "slow"}, {"set", {{"/profiles/switch-ib2-edr/port_to_port_latency_ns", 190}}}}}}}}},
+      {"metrics", {"ib_write_lat.t_typical_us", "/results/pcie/per_message/doorbells"}},
+      {"plots", {{{"file", "lat.png"}, {"x", "size"}, {"y", "ib_write_lat.t_typical_us"}, {"series", {"switch"}}}}}};
+  const std::string file = testing::write_temp("experiment_sweep.json", sweep.dump(2));
+  const std::string dir = fresh_dir("file");
+
+  SECTION("the grid: 3 sizes x 2 zipped settings x 2 switch variants") {
+    const auto r = run_executable("sweep " + file + " --out " + dir + " -j 2", dir);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::vector<CsvRow> rows = read_csv(dir + "/results.csv");
+    REQUIRE(rows.size() == 12);
+    CHECK(rows[0].size() == 9); // point, status, size, inline_size_bytes, blueflame, switch, 2 metrics, error
+    std::map<std::string, double> fast, slow;
+    for (const CsvRow& row : rows) {
+      CHECK(row.at("status") == "ok");
+      CHECK((row.at("size") == "2" || row.at("size") == "8" || row.at("size") == "32"));
+      // Zipped: inline and BlueFlame go together.
+      CHECK(row.at("blueflame") == (row.at("inline_size_bytes") == "220" ? "true" : "false"));
+      CHECK(number(row.at("/results/pcie/per_message/doorbells")) == (row.at("blueflame") == "true" ? 0 : 1));
+      const std::string key = row.at("size") + "/" + row.at("inline_size_bytes");
+      (row.at("switch") == "fast" ? fast : slow)[key] = number(row.at("ib_write_lat.t_typical_us"));
+    }
+    // The profile override reaches the switch: 100 ns more per pass, one pass per half round trip.
+    REQUIRE(fast.size() == 6);
+    for (const auto& [key, us] : fast) {
+      INFO(key);
+      CHECK(slow.at(key) - us == Approx(0.100).margin(1e-6));
+    }
+    // The directory's sweep.json reads back as the same sweep.
+    const auto again = run_executable("sweep " + dir + "/sweep.json --out " + dir, dir + ".again");
+    INFO(again.err);
+    CHECK(again.exit_code == 0);
+    CHECK_THAT(again.out, Catch::Contains("12 points: 0 run (0 failed), 12 already done"));
+  }
+  SECTION("--emit-slurm writes an array job of one task per point; --point runs only that point") {
+    const std::string script = dir + ".sbatch";
+    const auto r = run_executable("sweep " + file + " --out " + dir + " --emit-slurm " + script, dir);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::string text = slurp(script);
+    CHECK_THAT(text, Catch::StartsWith("#!/bin/bash") && Catch::Contains("#SBATCH --array=0-11") &&
+                         Catch::Contains("--point \"${SLURM_ARRAY_TASK_ID}\""));
+    CHECK_FALSE(fs::exists(dir + "/points/00000.json"));
+    const auto task = run_executable("sweep " + dir + "/sweep.json --out " + dir + " --point 7 --quiet", dir + ".7");
+    INFO(task.err);
+    REQUIRE(task.exit_code == 0);
+    CHECK(fs::exists(dir + "/points/00007.json"));
+    CHECK_FALSE(fs::exists(dir + "/points/00006.json"));
+    CHECK_FALSE(fs::exists(dir + "/results.csv"));
+  }
+}
+
+TEST_CASE("sweep: a failing point is reported in its row and the exit code, and the others still run",
+          "[scenario][experiment]") {
+  const std::string scenario = write_scenario("failing", write_lat_scenario());
+  const std::string dir = fresh_dir("failing");
+  // 4096 B cannot be inlined on a ConnectX-4 (max_inline_data_bytes 912): that point fails as bad input.
+  const auto r =
+      run_executable("sweep " + scenario + " --sweep /workloads/0/inline_size_bytes=0,4096 --out " + dir, dir);
+  CHECK(r.exit_code == 2);
+  const std::vector<CsvRow> rows = read_csv(dir + "/results.csv");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].at("status") == "ok");
+  CHECK(rows[1].at("status") == "failed (exit 2)");
+  CHECK_THAT(rows[1].at("error"), Catch::Contains("inline_size_bytes") && Catch::Contains("max_inline_data_bytes"));
+  CHECK(rows[1].at("ib_write_lat.t_typical_us").empty());
+}
+
+TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what was expected",
+          "[scenario][experiment]") {
+  const std::string scenario = fs::absolute(write_scenario("bad", write_lat_scenario())).string();
+  const json axis = {{"pointer", "/workloads/0/size_bytes"}, {"values", {2, 8}}};
+  struct Case {
+    std::string name;
+    json sweep;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"unknown_key",
+       {{"name", "s"}, {"scenario", scenario}, {"axes", {axis}}, {"metric", {"x"}}},
+       ":/metric: expected"},
+      {"values_and_range",
+       {{"name", "s"},
+        {"scenario", scenario},
+        {"axes", {{{"pointer", "/seed"}, {"values", {1}}, {"range", {{"from", 1}, {"to", 2}, {"step", 1}}}}}}},
+       ":/axes/0: expected exactly one of \"values\" and \"range\""},
+      {"zip_lengths",
+       {{"name", "s"},
+        {"scenario", scenario},
+        {"axes", {{{"zip", {axis, {{"pointer", "/seed"}, {"values", {1, 2, 3}}}}}}}}},
+       ":/axes/0/zip: expected zipped parameters with as many values each (2)"},
+      {"missing_scenario", {{"name", "s"}, {"scenario", "no/such.json"}, {"axes", {axis}}}, ":/scenario: expected"},
+      {"bad_value",
+       {{"name", "s"},
+        {"scenario", scenario},
+        {"axes", {{{"pointer", "/workloads/0/size_bytes"}, {"values", {2, -8}}}}}},
+       ":/workloads/0/size_bytes: expected"},
+      {"unknown_profile",
+       {{"name", "s"},
+        {"scenario", scenario},
+        {"axes", {{{"pointer", "/profiles/connectx9/max_inline_data_bytes"}, {"values", {64}}}}}},
+       ":/profiles/connectx9: expected a profile this fabric uses"},
+      {"plot_column",
+       {{"name", "s"},
+        {"scenario", scenario},
+        {"axes", {axis}},
+        {"metrics", {"ib_write_lat.t_typical_us"}},
+        {"plots", {{{"file", "a.png"}, {"x", "size_bytes"}, {"y", "latency"}}}}},
+       ":/plots/0/y: expected an axis name or one of the sweep's metrics"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      const std::string file = testing::write_temp("experiment_bad_" + c.name + ".json", c.sweep.dump(2));
+      const std::string dir = fresh_dir("bad_" + c.name);
+      const auto r = run_executable("sweep " + file + " --out " + dir, dir);
+      INFO(r.out << r.err);
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(c.message));
+    }
+  }
+  SECTION("a bad --sweep list") {
+    const auto r =
+        run_executable("sweep " + scenario + " --sweep /workloads/0/size_bytes=2..1*2 --out " + fresh_dir("bad_list"),
+                       "ibnetsim_test_sweep_bad_list");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("a range whose end is at least its start"));
+  }
+}
+
+TEST_CASE("compare: inline and BlueFlame cut small-message latency, with the reference's PCIe transactions per post",
+          "[scenario][experiment]") {
+  const std::string scenario = write_scenario("compare_lat", write_lat_scenario());
+  const auto r = run_executable("compare " + scenario + " --features inline,blueflame --format json -q", scenario);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  std::vector<std::string> names;
+  for (const json& v : doc.at("variants"))
+    names.push_back(v.at("name").get<std::string>());
+  REQUIRE(names == std::vector<std::string>{"baseline", "inline", "blueflame", "inline+blueflame"});
+  std::map<std::string, json> figure; // pointer -> values by variant
+  for (const json& f : doc.at("figures"))
+    figure[f.at("pointer").get<std::string>()] = f.at("values");
+  const json& median = figure.at("/results/workloads/ib_write_lat/results/0/t_typical_us");
+  CHECK(median[1].get<double>() < median[0].get<double>());
+  CHECK(median[2].get<double>() < median[0].get<double>());
+  CHECK(median[3].get<double>() < median[1].get<double>());
+  CHECK(median[3].get<double>() < median[2].get<double>());
+  // One DMA read round trip is 0.45-0.7 us on the E5 host profile (reference E7, E13): each feature saves one.
+  CHECK(median[0].get<double>() - median[1].get<double>() == Approx(0.575).margin(0.125));
+  CHECK(median[0].get<double>() - median[2].get<double>() == Approx(0.575).margin(0.125));
+
+  // Per message (one post), both ends: verb_pcie_cost_baseline is {1 MMIO, 2 DMA reads, 1 DMA write} at the
+  // requester, verb_pcie_cost_inline_blueflame {1 MMIO, 0 reads, 1 write}; the responder adds the payload write.
+  const auto per_message = [&](const std::string& key, std::size_t variant) {
+    return figure.at("/results/pcie/per_message/" + key)[variant].get<double>();
+  };
+  CHECK(per_message("doorbells", 0) == 1);
+  CHECK(per_message("downstream_mwr_tlps", 0) == 1);
+  CHECK(per_message("downstream_mwr_bytes", 0) == 32); // reference E5: an 8 B doorbell is a 32 B TLP
+  CHECK(per_message("upstream_mrd_tlps", 0) == 2);     // WQE and payload
+  CHECK(per_message("downstream_cpld_tlps", 0) == 2);
+  CHECK(per_message("upstream_mwr_tlps", 0) == 2); // CQE, and the payload written at the responder
+  CHECK(per_message("payload_reads", 1) == 0);
+  CHECK(per_message("upstream_mrd_tlps", 1) == 1);
+  CHECK(per_message("doorbells", 2) == 0);
+  CHECK(per_message("blueflame_writes", 2) == 1);
+  CHECK(per_message("wqe_reads", 2) == 0);
+  CHECK(per_message("downstream_mwr_bytes", 3) == 88); // reference E5: a 64 B WQE by MMIO is an 88 B TLP
+  CHECK(per_message("mmio_bytes", 3) == 64);
+  CHECK(per_message("upstream_mrd_tlps", 3) == 0);
+  CHECK(per_message("downstream_cpld_tlps", 3) == 0);
+  CHECK(per_message("upstream_mwr_tlps", 3) == 2);
+  CHECK_THAT(doc.at("summaries").at("inline").get<std::string>(), Catch::StartsWith("removes payload reads 1 -> 0"));
+  CHECK_THAT(doc.at("summaries").at("blueflame").get<std::string>(),
+             Catch::StartsWith("removes doorbells 1 -> 0, WQE reads 1 -> 0"));
+
+  SECTION("the table shows the same, side by side, with the change against the baseline") {
+    const auto table = run_executable("compare " + scenario + " --features inline,blueflame -q", scenario + ".t");
+    REQUIRE(table.exit_code == 0);
+    CHECK_THAT(table.out, Catch::Contains("baseline") && Catch::Contains("inline+blueflame") &&
+                              Catch::Contains("change against baseline") &&
+                              Catch::Contains("inline:    removes payload reads 1 -> 0"));
+  }
+}
+
+TEST_CASE("compare: postlist raises the message rate and rings one doorbell per list, and unsignaled writes one CQE in N",
+          "[scenario][experiment]") {
+  const std::string scenario = write_scenario(
+      "compare_bw",
+      testing::scenario(
+          "compare-bw", testing::star(2),
+          {{{"type", "ib_write_bw"}, {"client", "h0"}, {"server", "h1"}, {"size_bytes", 8}, {"iterations", 4096}}}));
+  const auto r = run_executable("compare " + scenario + " --features postlist,unsignaled --format json -q", scenario);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json doc = json::parse(r.out);
+  std::map<std::string, json> figure;
+  for (const json& f : doc.at("figures"))
+    figure[f.at("pointer").get<std::string>()] = f.at("values");
+  const json& rate = figure.at("/results/workloads/ib_write_bw/results/0/msg_rate_mpps");
+  INFO("message rates " << rate.dump());
+  CHECK(rate[1].get<double>() > 1.2 * rate[0].get<double>()); // postlist
+  CHECK(rate[3].get<double>() > 1.2 * rate[0].get<double>()); // postlist+unsignaled
+  const auto per_message = [&](const std::string& key, std::size_t variant) {
+    return figure.at("/results/pcie/per_message/" + key)[variant].get<double>();
+  };
+  // 4096 WRs: 256 lists of 16 with postlist, a CQE for every 16th WR unsignaled.
+  CHECK(per_message("doorbells", 1) == Approx(1.0 / 16).epsilon(1e-12));
+  // Unsignaled alone leaves BlueFlame as the scenario has it (on): each lone WQE goes by MMIO.
+  CHECK(per_message("doorbells", 2) == 0);
+  CHECK(per_message("blueflame_writes", 2) == 1);
+  CHECK(per_message("cqe_writes", 0) == 1);
+  CHECK(per_message("cqe_writes", 2) == Approx(1.0 / 16).epsilon(1e-12));
+  CHECK(per_message("cqe_writes", 3) == Approx(1.0 / 16).epsilon(1e-12));
+  CHECK_THAT(doc.at("summaries").at("unsignaled").get<std::string>(),
+             Catch::StartsWith("removes CQE writes 1 -> 0.0625"));
+}
+
+TEST_CASE("compare: named variants, and bad requests exit 2", "[scenario][experiment]") {
+  const std::string scenario = write_scenario("compare_named", write_lat_scenario());
+  SECTION("named variants run against the scenario as it is") {
+    const auto r = run_executable("compare " + scenario +
+                                      " --variant 'slow-switch:/profiles/switch-ib2-edr/port_to_port_latency_ns=190'"
+                                      " --variant 'no-bf:/workloads/0/blueflame=false;/workloads/0/inline_size_bytes=0'"
+                                      " --format json -q",
+                                  scenario);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    const json doc = json::parse(r.out);
+    REQUIRE(doc.at("variants").size() == 3);
+    for (const json& f : doc.at("figures"))
+      if (f.at("pointer") == "/results/workloads/ib_write_lat/results/0/t_typical_us")
+        CHECK(f.at("values")[1].get<double>() - f.at("values")[0].get<double>() == Approx(0.100).margin(1e-6));
+  }
+  SECTION("postlist needs a bandwidth test") {
+    const auto r = run_executable("compare " + scenario + " --features postlist", scenario + ".pl");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--features postlist: no workload of the scenario has it"));
+  }
+  SECTION("unknown feature") {
+    const auto r = run_executable("compare " + scenario + " --features inline,turbo", scenario + ".turbo");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("unknown feature 'turbo'"));
+  }
+}
