@@ -233,6 +233,50 @@ TEST_CASE("sweep: a SWEEP.json with a range, zipped parameters and named variant
   }
 }
 
+TEST_CASE("sweep: every experiment in scenarios/experiments is a valid sweep, and the credits one draws reference E4's "
+          "curve",
+          "[scenario][experiment]") {
+  for (const auto& entry : fs::directory_iterator(testing::source_path("scenarios/experiments"))) {
+    const std::string path = entry.path().string();
+    if (!path.ends_with(".sweep.json"))
+      continue;
+    DYNAMIC_SECTION(entry.path().filename().string()) {
+      // --emit-slurm loads every point's scenario, then stops: a check of the whole grid without running it.
+      const std::string dir = fresh_dir("experiment_" + entry.path().stem().stem().string());
+      const auto r = run_executable("sweep " + path + " --out " + dir + " --emit-slurm " + dir + ".sbatch", dir);
+      INFO(r.out << r.err);
+      CHECK(r.exit_code == 0);
+      CHECK(fs::exists(dir + "/sweep.json"));
+    }
+  }
+  SECTION("bandwidth_vs_credits: flat at line rate once credits cover the loop, a staircase of whole packets below") {
+    const std::string dir = fresh_dir("credits");
+    const auto r = run_executable(
+        "sweep " + testing::source_path("scenarios/experiments/bandwidth_vs_credits.sweep.json") + " --out " + dir,
+        dir);
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    const std::vector<CsvRow> rows = read_csv(dir + "/results.csv");
+    REQUIRE(rows.size() == 12);
+    // A 4 KiB-MTU packet (4138 B on the wire) needs 65 credits (reference E3), so 66..129 credits per VL admit
+    // one packet in flight, 130..194 two: bandwidth steps by whole packets per credit loop.
+    double previous = 0, one_packet = 0;
+    for (const CsvRow& row : rows) {
+      const double credits = number(row.at("credits_per_vl"));
+      const double gbps = number(row.at("ib_write_bw.bw_average_gbps"));
+      INFO(credits << " credits: " << gbps << " Gb/s");
+      CHECK(gbps >= previous - 1e-6);
+      if (credits < 130)
+        one_packet = gbps;
+      if (credits >= 130 && credits < 195)
+        CHECK(gbps == Approx(2 * one_packet).epsilon(0.01));
+      previous = gbps;
+    }
+    CHECK(one_packet < 25);
+    CHECK(previous >= 0.95 * 99.4); // 512 credits: the 4x EDR payload rate
+  }
+}
+
 TEST_CASE("sweep: a failing point is reported in its row and the exit code, and the others still run",
           "[scenario][experiment]") {
   const std::string scenario = write_scenario("failing", write_lat_scenario());
@@ -367,8 +411,9 @@ TEST_CASE("compare: inline and BlueFlame cut small-message latency, with the ref
   }
 }
 
-TEST_CASE("compare: postlist raises the message rate and rings one doorbell per list, and unsignaled writes one CQE in N",
-          "[scenario][experiment]") {
+TEST_CASE(
+    "compare: postlist raises the message rate and rings one doorbell per list, and unsignaled writes one CQE in N",
+    "[scenario][experiment]") {
   const std::string scenario = write_scenario(
       "compare_bw",
       testing::scenario(

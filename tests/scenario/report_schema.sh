@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The JSON Schemas against what ibnetsim reads and writes: scenarios/default.json, the phold scenarios and
-# tests/scenario/data/all_workloads.json (every workload type once) validate against
-# scenarios/schema/scenario.schema.json (inline topologies also against topologies/schema/topology.schema.json);
+# The JSON Schemas against what ibnetsim reads and writes: scenarios/default.json, the phold scenarios, the
+# experiments' scenarios and tests/scenario/data/all_workloads.json (every workload type once) validate against
+# scenarios/schema/scenario.schema.json (inline topologies also against topologies/schema/topology.schema.json),
+# the experiments' sweeps against scenarios/schema/sweep.schema.json;
 # their reports (--out), one with --timing and one cut short by duration_us, validate against
 # scenarios/schema/report.schema.json; and scenarios the loader rejects (exit 2) are rejected by the schema too.
 #   report_schema.sh IBNETSIM
@@ -80,11 +81,17 @@ scenarios = [os.path.join(here, "scenarios/default.json"), os.path.join(here, "s
              os.path.join(here, "scenarios/phold_programs.json"),
              os.path.join(here, "tests/scenario/data/all_workloads.json")]
 scenarios += sorted(glob.glob(os.path.join(here, "scenarios/bench/*.json")))
+scenarios += sorted(p for p in glob.glob(os.path.join(here, "scenarios/experiments/*.json"))
+                    if not p.endswith(".sweep.json"))
 for path in scenarios:
     document = load(path)
     check(scenario_schema, document, os.path.relpath(path, here))
     if isinstance(document.get("topology"), dict):
         check(topology_schema, document["topology"], os.path.relpath(path, here) + " /topology")
+
+sweep_schema = validator(os.path.join(here, "scenarios/schema/sweep.schema.json"))
+for path in sorted(glob.glob(os.path.join(here, "scenarios/experiments/*.sweep.json"))):
+    check(sweep_schema, load(path), os.path.relpath(path, here))
 
 for path in sorted(glob.glob(os.path.join(work, "*.report.json"))):
     check(report_schema, load(path), "report of " + os.path.basename(path)[: -len(".report.json")])
