@@ -55,14 +55,6 @@ commands:
 exit codes: 0 success, 2 bad input or options, 3 a model invariant was violated, 1 internal error.
 )";
 
-Parsed parse(const std::vector<std::string>& args, const po::options_description& options, std::size_t max_positional) {
-  Parsed parsed;
-  const std::string problem = parse_options(args, options, max_positional, parsed);
-  if (!problem.empty())
-    throw UsageError{problem};
-  return parsed;
-}
-
 std::optional<std::uint64_t> parse_seed(const po::variables_map& values) {
   if (!values.count("seed"))
     return std::nullopt;
@@ -278,7 +270,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
                                                               "trace from this simulated time, in us")(
       "trace-to-us", po::value<std::string>(), "trace until this simulated time, in us");
   options.add(scenario_options());
-  const Parsed parsed = parse(args, options, 1);
+  const Parsed parsed = parse_or_throw(args, options, 1);
   if (parsed.values.count("help")) {
     out << options << "\n";
     return sim::exit_ok;
@@ -354,7 +346,7 @@ int command_validate(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description options("ibnetsim validate SCENARIO [options]");
   options.add_options()("help,h", "show this help");
   options.add(scenario_options());
-  const Parsed parsed = parse(args, options, 1);
+  const Parsed parsed = parse_or_throw(args, options, 1);
   if (parsed.values.count("help")) {
     out << options << "\n";
     return sim::exit_ok;
@@ -469,7 +461,7 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
       "show a hardware profile read through MODEL's table: NAME in topologies/hardware, or a path to a .json file")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override one profile parameter: /key=value (repeatable); validated like the file");
-  const Parsed parsed = parse(args, options, 1);
+  const Parsed parsed = parse_or_throw(args, options, 1);
   if (parsed.values.count("help")) {
     out << options << "\n";
     return sim::exit_ok;

@@ -352,10 +352,7 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
       "out", po::value<std::string>(), "keep each variant's JSON report in DIR/VARIANT.json")(
       "format", po::value<std::string>()->default_value("table"),
       "stdout: table, json or csv")("quiet,q", "no progress on stderr");
-  Parsed parsed;
-  const std::string problem = parse_options(args, options, 1, parsed);
-  if (!problem.empty())
-    throw UsageError{problem};
+  const Parsed parsed = parse_or_throw(args, options, 1);
   const po::variables_map& v = parsed.values;
   if (v.count("help")) {
     out << options << "\n";

@@ -24,4 +24,13 @@ std::string parse_options(const std::vector<std::string>& args, const po::option
   return "";
 }
 
+Parsed parse_or_throw(const std::vector<std::string>& args, const po::options_description& options,
+                      std::size_t max_positional) {
+  Parsed parsed;
+  const std::string problem = parse_options(args, options, max_positional, parsed);
+  if (!problem.empty())
+    throw UsageError{problem};
+  return parsed;
+}
+
 } // namespace cli

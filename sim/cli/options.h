@@ -26,4 +26,8 @@ std::string parse_options(const std::vector<std::string>& args,
                           const boost::program_options::options_description& options, std::size_t max_positional,
                           Parsed& parsed);
 
+/// parse_options() for the subcommands that report problems as UsageError.
+Parsed parse_or_throw(const std::vector<std::string>& args, const boost::program_options::options_description& options,
+                      std::size_t max_positional);
+
 } // namespace cli

@@ -554,10 +554,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
       "emit-slurm", po::value<std::string>(), "write a Slurm array job running the points to FILE, and stop")(
       "restart", "forget finished points (a sweep otherwise resumes, running only the points not yet done)")(
       "quiet,q", "no progress on stderr");
-  Parsed parsed;
-  const std::string problem = parse_options(args, options, 1, parsed);
-  if (!problem.empty())
-    throw UsageError{problem};
+  const Parsed parsed = parse_or_throw(args, options, 1);
   const po::variables_map& v = parsed.values;
   if (v.count("help")) {
     out << options << "\n";
