@@ -24,23 +24,12 @@ public:
     type_ = type;
     ring_ = type == "ring_allreduce";
     name_ = r.optional_string("name").value_or(type);
-    if (const nlohmann::json* hosts = r.optional_array("hosts", 2, 1'000'000)) {
-      hosts_pointer_ = r.pointer_to("hosts");
-      for (std::size_t i = 0; i < hosts->size(); ++i) {
-        if (!(*hosts)[i].is_string())
-          throw sim::InputError(file, sim::json_pointer_append(hosts_pointer_, i), "a host name",
-                                sim::describe_json_value((*hosts)[i]));
-        hosts_.push_back((*hosts)[i].get<std::string>());
-      }
-    }
+    hosts_ = read_hosts(r, hosts_pointer_);
     size_ = static_cast<std::uint32_t>(r.optional_uint("size_bytes", 1, 1u << 30).value_or(1u << 20));
     iterations_ = static_cast<std::uint32_t>(r.optional_uint("iterations", 1, 1'000'000).value_or(10));
     reduce_ns_per_byte_ = r.optional_double("reduce_ns_per_byte", 0, 1000).value_or(0);
-    mtu_ = static_cast<std::uint32_t>(r.optional_uint("mtu_bytes", 256, 4096).value_or(4096));
-    if ((mtu_ & (mtu_ - 1)) != 0)
-      throw sim::InputError(file, r.pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096", std::to_string(mtu_));
-    start_ =
-        r.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000)).value_or(sim::Time::zero());
+    mtu_ = read_mtu(r);
+    start_ = read_start(r);
     r.finish();
   }
 
@@ -58,12 +47,7 @@ public:
   }
 
   void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
-    if (hosts_.empty())
-      for (std::size_t i = 0; i < cluster.host_count(); ++i)
-        hosts_.push_back(cluster.host(i).name);
-    for (std::size_t i = 0; i < hosts_.size(); ++i)
-      check_host(cluster, hosts_[i], file_,
-                 sim::json_pointer_append(hosts_pointer_.empty() ? pointer_ : hosts_pointer_, i));
+    resolve_hosts(cluster, hosts_, file_, hosts_pointer_, pointer_);
     const auto n = static_cast<std::uint32_t>(hosts_.size());
     if (!ring_ && !std::has_single_bit(n))
       throw sim::InputError(file_, hosts_pointer_.empty() ? pointer_ : hosts_pointer_,

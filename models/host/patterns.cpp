@@ -37,15 +37,7 @@ public:
     pointer_ = pointer;
     type_ = type;
     name_ = r.optional_string("name").value_or(type);
-    if (const nlohmann::json* hosts = r.optional_array("hosts", 2, 1'000'000)) {
-      hosts_pointer_ = r.pointer_to("hosts");
-      for (std::size_t i = 0; i < hosts->size(); ++i) {
-        if (!(*hosts)[i].is_string())
-          throw sim::InputError(file, sim::json_pointer_append(hosts_pointer_, i), "a host name",
-                                sim::describe_json_value((*hosts)[i]));
-        hosts_.push_back((*hosts)[i].get<std::string>());
-      }
-    }
+    hosts_ = read_hosts(r, hosts_pointer_);
     verb_ = r.optional_enum("verb", {"write", "send"}).value_or("write");
     const auto size = r.optional_uint("size_bytes", 1, 1u << 30);
     if (auto dist = r.optional_object("size_distribution")) {
@@ -77,11 +69,8 @@ public:
     messages_ = static_cast<std::uint32_t>(
         r.optional_uint("messages", 1, 100'000'000).value_or(type == "all_to_all" ? 1 : 100));
     tx_depth_ = static_cast<std::uint32_t>(r.optional_uint("tx_depth", 1, 4096).value_or(4));
-    mtu_ = static_cast<std::uint32_t>(r.optional_uint("mtu_bytes", 256, 4096).value_or(4096));
-    if ((mtu_ & (mtu_ - 1)) != 0)
-      throw sim::InputError(file, r.pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096", std::to_string(mtu_));
-    start_ =
-        r.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000)).value_or(sim::Time::zero());
+    mtu_ = read_mtu(r);
+    start_ = read_start(r);
     if (type == "incast") {
       receiver_ = r.required_string("receiver");
       receiver_pointer_ = r.pointer_to("receiver");
@@ -118,11 +107,7 @@ public:
   }
 
   void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
-    if (hosts_.empty())
-      for (std::size_t i = 0; i < cluster.host_count(); ++i)
-        hosts_.push_back(cluster.host(i).name);
-    for (std::size_t i = 0; i < hosts_.size(); ++i)
-      check_host(cluster, hosts_[i], file_, sim::json_pointer_append(hosts_pointer_, i));
+    resolve_hosts(cluster, hosts_, file_, hosts_pointer_, pointer_);
     if (!receiver_.empty()) {
       check_host(cluster, receiver_, file_, receiver_pointer_);
       receiver_index_ = static_cast<std::uint32_t>(std::find(hosts_.begin(), hosts_.end(), receiver_) - hosts_.begin());

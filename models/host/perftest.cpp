@@ -79,16 +79,13 @@ public:
       throw sim::InputError(file, pointer, "post_list, cq_mod, tx_depth and qps of 1 for a latency test",
                             "a larger value");
     }
-    mtu_ = static_cast<std::uint32_t>(r.optional_uint("mtu_bytes", 256, 4096).value_or(4096));
-    if ((mtu_ & (mtu_ - 1)) != 0)
-      throw sim::InputError(file, r.pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096", std::to_string(mtu_));
+    mtu_ = read_mtu(r);
     blueflame_ = r.optional_bool("blueflame").value_or(true);
     bidirectional_ = r.optional_bool("bidirectional").value_or(false);
     if (bidirectional_ && lat)
       throw sim::InputError(file, r.pointer_to("bidirectional"), "false for a latency test", "true");
     atomic_ = r.optional_enum("atomic", {"fetch_and_add", "cmp_and_swap"}).value_or("fetch_and_add");
-    start_ =
-        r.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000)).value_or(sim::Time::zero());
+    start_ = read_start(r);
     r.finish();
     latency_.resize(sizes_.size());
     bandwidth_.resize(sizes_.size());

@@ -70,4 +70,42 @@ void check_host(Cluster& cluster, const std::string& name, const std::string& fi
   }
 }
 
+std::vector<std::string> read_hosts(sim::JsonObjectReader& reader, std::string& pointer) {
+  std::vector<std::string> hosts;
+  pointer.clear();
+  if (const nlohmann::json* list = reader.optional_array("hosts", 2, 1'000'000)) {
+    pointer = reader.pointer_to("hosts");
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!(*list)[i].is_string())
+        throw sim::InputError(reader.file(), sim::json_pointer_append(pointer, i), "a host name",
+                              sim::describe_json_value((*list)[i]));
+      hosts.push_back((*list)[i].get<std::string>());
+    }
+  }
+  return hosts;
+}
+
+std::uint32_t read_mtu(sim::JsonObjectReader& reader) {
+  const auto mtu = static_cast<std::uint32_t>(reader.optional_uint("mtu_bytes", 256, 4096).value_or(4096));
+  if ((mtu & (mtu - 1)) != 0)
+    throw sim::InputError(reader.file(), reader.pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096",
+                          std::to_string(mtu));
+  return mtu;
+}
+
+sim::Time read_start(sim::JsonObjectReader& reader) {
+  return reader.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000))
+      .value_or(sim::Time::zero());
+}
+
+void resolve_hosts(Cluster& cluster, std::vector<std::string>& hosts, const std::string& file,
+                   const std::string& hosts_pointer, const std::string& workload_pointer) {
+  if (hosts.empty())
+    for (std::size_t i = 0; i < cluster.host_count(); ++i)
+      hosts.push_back(cluster.host(i).name);
+  for (std::size_t i = 0; i < hosts.size(); ++i)
+    check_host(cluster, hosts[i], file,
+               sim::json_pointer_append(hosts_pointer.empty() ? workload_pointer : hosts_pointer, i));
+}
+
 } // namespace ib::host
