@@ -433,6 +433,18 @@ void Hca::pump_tx(sim::Simulator& sim, PortState& port) {
   try_transmit(sim, port);
 }
 
+void Hca::read_payload(sim::Simulator& sim, const Qp& qp, const PortState& port, TxHandle tx, std::uint64_t address,
+                       std::uint32_t bytes) {
+  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
+  ops_[op].tx = tx;
+  ops_[op].port = port.index;
+  ops_[op].address = address;
+  ops_[op].bytes = bytes;
+  ++pcie_.payload_reads;
+  pcie_.payload_read_bytes += bytes;
+  bus_->dma_read(sim, address, bytes, op.value);
+}
+
 sim::Time Hca::engine_build_time(sim::Simulator& sim, const Qp& qp) {
   const std::size_t engine = qp.index % send_engine_free_.size();
   sim::Time t = std::max(sim.now(), send_engine_free_[engine]) + params_.tx_packet_processing;

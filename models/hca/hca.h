@@ -214,6 +214,10 @@ private:
   void send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   /// When the QP's send engine will have built the headers of a packet it starts on now.
   sim::Time engine_build_time(sim::Simulator& sim, const Qp& qp);
+  /// Reads the payload of the packet queued as `tx` on `port` from host memory (a request's data, or a READ
+  /// response's); the packet may leave once it is in.
+  void read_payload(sim::Simulator& sim, const Qp& qp, const PortState& port, TxHandle tx, std::uint64_t address,
+                    std::uint32_t bytes);
 
   // requester.cpp: doorbells, WQE fetch and processing, packet building, ACK handling, retries, completions.
   void on_doorbell(sim::Simulator& sim, DmaHandle op);

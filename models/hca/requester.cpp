@@ -223,16 +223,8 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
     h.payload.assign(slot.inline_bytes.begin() + i * qp.mtu, slot.inline_bytes.begin() + i * qp.mtu + payload);
   port.data.push_back(th);
   port.payload_buffered += payload;
-  if (!entry.payload_in) {
-    const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
-    ops_[op].tx = th;
-    ops_[op].port = port.index;
-    ops_[op].address = wr.local_address + std::uint64_t{i} * qp.mtu;
-    ops_[op].bytes = payload;
-    ++pcie_.payload_reads;
-    pcie_.payload_read_bytes += payload;
-    bus_->dma_read(sim, ops_[op].address, payload, op.value);
-  }
+  if (!entry.payload_in)
+    read_payload(sim, qp, port, th, wr.local_address + std::uint64_t{i} * qp.mtu, payload);
 
   if (retransmission)
     ++qp.counters.retransmitted_packets;

@@ -423,16 +423,8 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   entry.payload_in = payload == 0;
   port.data.push_back(th);
   port.payload_buffered += payload;
-  if (payload > 0) {
-    const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
-    ops_[op].tx = th;
-    ops_[op].port = port.index;
-    ops_[op].address = job.address + std::uint64_t{i} * qp.mtu;
-    ops_[op].bytes = payload;
-    ++pcie_.payload_reads;
-    pcie_.payload_read_bytes += payload;
-    bus_->dma_read(sim, ops_[op].address, payload, op.value);
-  }
+  if (payload > 0)
+    read_payload(sim, qp, port, th, job.address + std::uint64_t{i} * qp.mtu, payload);
   if (++job.next_packet == job.packets) {
     qp.read_jobs.pop_front();
     --qp.responder_busy;
