@@ -2,6 +2,7 @@
 // manager, with programs written in the test. Also the boilerplate of connecting RC/UC/UD QP pairs.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -70,6 +71,26 @@ inline verbs::QpAttr attr_to(QpAddress peer, verbs::Mtu mtu = verbs::Mtu::mtu409
   a.dest_qpn = peer.qpn;
   a.path_mtu = mtu;
   return a;
+}
+
+/// Cluster options for tests of content: host memory keeps its bytes.
+inline host::ClusterOptions verifying() {
+  host::ClusterOptions o;
+  o.verify_contents = true;
+  return o;
+}
+
+/// Fills `size` bytes at `address` with a pattern keyed on `seed` (different at every offset of a buffer).
+inline void fill(pcie::HostMemory& memory, std::uint64_t address, std::uint32_t size, std::uint8_t seed) {
+  std::vector<std::uint8_t> bytes(size);
+  for (std::uint32_t i = 0; i < size; ++i)
+    bytes[i] = static_cast<std::uint8_t>(seed + i * 7 + (i >> 8));
+  memory.write(address, bytes);
+}
+inline std::vector<std::uint8_t> bytes_at(pcie::HostMemory& memory, std::uint64_t address, std::uint32_t size) {
+  std::vector<std::uint8_t> bytes(size);
+  memory.read(address, bytes);
+  return bytes;
 }
 
 } // namespace ib::testing

@@ -20,7 +20,10 @@
 #include "tests/support/hca_cluster.h"
 
 using namespace ib;
+using testing::bytes_at;
+using testing::fill;
 using testing::QpAddress;
+using testing::verifying;
 using verbs::WcStatus;
 
 namespace {
@@ -35,24 +38,6 @@ constexpr sim::Time ms(std::int64_t n) {
   return sim::Time::from_ms(n);
 }
 
-host::ClusterOptions verifying() {
-  host::ClusterOptions o;
-  o.verify_contents = true;
-  return o;
-}
-
-/// Fills `size` bytes at `address` with a pattern keyed on `seed` (different at every offset of a buffer).
-void fill(pcie::HostMemory& memory, std::uint64_t address, std::uint32_t size, std::uint8_t seed) {
-  std::vector<std::uint8_t> bytes(size);
-  for (std::uint32_t i = 0; i < size; ++i)
-    bytes[i] = static_cast<std::uint8_t>(seed + i * 7 + (i >> 8));
-  memory.write(address, bytes);
-}
-std::vector<std::uint8_t> bytes_at(pcie::HostMemory& memory, std::uint64_t address, std::uint32_t size) {
-  std::vector<std::uint8_t> bytes(size);
-  memory.read(address, bytes);
-  return bytes;
-}
 /// The first offset where the two ranges differ, or -1 when they are equal.
 std::int64_t first_difference(pcie::HostMemory& m1, std::uint64_t a1, pcie::HostMemory& m2, std::uint64_t a2,
                               std::uint32_t size) {

@@ -11,22 +11,13 @@
 #include "tests/support/hca_cluster.h"
 
 using namespace ib;
+using testing::bytes_at;
+using testing::fill;
 using testing::QpAddress;
+using testing::verifying;
 
 namespace {
 
-/// Fills `size` bytes at `address` with a pattern keyed on `seed`.
-void fill(pcie::HostMemory& memory, std::uint64_t address, std::uint32_t size, std::uint8_t seed) {
-  std::vector<std::uint8_t> bytes(size);
-  for (std::uint32_t i = 0; i < size; ++i)
-    bytes[i] = static_cast<std::uint8_t>(seed + i * 7 + (i >> 8));
-  memory.write(address, bytes);
-}
-std::vector<std::uint8_t> bytes_at(pcie::HostMemory& memory, std::uint64_t address, std::uint32_t size) {
-  std::vector<std::uint8_t> bytes(size);
-  memory.read(address, bytes);
-  return bytes;
-}
 std::uint64_t u64_at(pcie::HostMemory& memory, std::uint64_t address) {
   std::array<std::uint8_t, 8> b{};
   memory.read(address, b);
@@ -75,12 +66,6 @@ verbs::WorkCompletion one_completion(host::Context& ctx, std::uint32_t cq) {
   std::array<verbs::WorkCompletion, 1> wc{};
   REQUIRE(ctx.wait_cq(cq, wc) == 1);
   return wc[0];
-}
-
-host::ClusterOptions verifying() {
-  host::ClusterOptions o;
-  o.verify_contents = true;
-  return o;
 }
 
 } // namespace
