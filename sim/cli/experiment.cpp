@@ -1,5 +1,6 @@
 #include "sim/cli/experiment.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -88,16 +89,19 @@ unsigned default_parallelism() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
-void run_points(const std::string& scenario, std::optional<std::uint64_t> seed, std::vector<PointJob*>& jobs,
-                unsigned parallel, const std::function<void(const PointJob&)>& done) {
+std::size_t run_points(const std::string& scenario, std::optional<std::uint64_t> seed, std::vector<PointJob*>& jobs,
+                       unsigned parallel, const std::function<void(const PointJob&)>& done) {
   const std::string exe = self_executable();
   std::map<pid_t, PointJob*> running;
-  std::size_t next = 0;
+  std::size_t next = 0, peak = 0;
   while (next < jobs.size() || !running.empty()) {
     while (running.size() < std::max(parallel, 1u) && next < jobs.size()) {
       PointJob* job = jobs[next++];
       running[spawn_run(exe, scenario, seed, *job)] = job;
     }
+    peak = std::max(peak, running.size());
+    if (running.empty())
+      break;
     int status = 0;
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid < 0) {
@@ -125,6 +129,7 @@ void run_points(const std::string& scenario, std::optional<std::uint64_t> seed, 
     }
     done(job);
   }
+  return peak;
 }
 
 Metrics report_metrics(const nlohmann::ordered_json& report) {

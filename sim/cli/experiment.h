@@ -27,9 +27,10 @@ struct PointJob {
 std::string self_executable();
 
 /// Runs `jobs` as `ibnetsim run scenario --set ... [--seed] --quiet --out report_path`, at most `parallel` at a
-/// time, in order of index. `done(job)` is called as each finishes. Children that cannot be started: InputError.
-void run_points(const std::string& scenario, std::optional<std::uint64_t> seed, std::vector<PointJob*>& jobs,
-                unsigned parallel, const std::function<void(const PointJob&)>& done);
+/// time, in order of index. `done(job)` is called as each finishes. Returns the most that ran at once. Children
+/// that cannot be started: InputError.
+std::size_t run_points(const std::string& scenario, std::optional<std::uint64_t> seed, std::vector<PointJob*>& jobs,
+                       unsigned parallel, const std::function<void(const PointJob&)>& done);
 
 /// The number of processes to run at once by default: the machine's cores.
 unsigned default_parallelism();

@@ -668,7 +668,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   const unsigned parallel = v.count("jobs") ? std::max(1u, v["jobs"].as<unsigned>()) : default_parallelism();
   const auto started = std::chrono::steady_clock::now();
   std::size_t finished = 0, failed = 0;
-  run_points(sweep.scenario, sweep.seed, to_run, parallel, [&](const PointJob& job) {
+  const std::size_t peak = run_points(sweep.scenario, sweep.seed, to_run, parallel, [&](const PointJob& job) {
     ++finished;
     failed += job.exit_code != 0;
     if (quiet)
@@ -685,8 +685,9 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
 
   const std::size_t missing = write_csv(sweep, points, dir, jobs);
   char line[200];
-  std::snprintf(line, sizeof line, "%zu points: %zu run (%zu failed), %zu already done; %.1f s wall with %u jobs\n",
-                points.size(), to_run.size(), failed, resumed, wall_s, parallel);
+  std::snprintf(line, sizeof line,
+                "%zu points: %zu run (%zu failed), %zu already done; %.1f s wall, %zu at once (-j %u)\n", points.size(),
+                to_run.size(), failed, resumed, wall_s, peak, parallel);
   out << "sweep " << sweep.name << " (" << sweep.scenario << "): " << line << "  " << dir << "/results.csv"
       << (missing > 0 ? " (" + std::to_string(missing) + " points without a report)" : "") << "\n  " << dir
       << "/points/NNNNN.json: each point's report\n";

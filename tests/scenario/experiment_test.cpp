@@ -103,7 +103,8 @@ TEST_CASE("sweep: 8 points run in parallel, give 8 rows with their values, and a
   const auto r = run_executable("sweep " + scenario + axes + " -j 4", dir + ".1");
   INFO(r.out << r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK_THAT(r.out, Catch::Contains("8 points: 8 run (0 failed), 0 already done") && Catch::Contains("4 jobs"));
+  CHECK_THAT(r.out,
+             Catch::Contains("8 points: 8 run (0 failed), 0 already done") && Catch::Contains("4 at once (-j 4)"));
 
   const std::vector<CsvRow> rows = read_csv(dir + "/results.csv");
   REQUIRE(rows.size() == 8);
@@ -275,6 +276,31 @@ TEST_CASE("sweep: every experiment in scenarios/experiments is a valid sweep, an
     CHECK(one_packet < 25);
     CHECK(previous >= 0.95 * 99.4); // 512 credits: the 4x EDR payload rate
   }
+}
+
+TEST_CASE("sweep: --zip on the command line varies its parameters together", "[scenario][experiment]") {
+  const std::string scenario = write_scenario("zip", write_lat_scenario());
+  const std::string dir = fresh_dir("zip");
+  const auto r =
+      run_executable("sweep " + scenario +
+                         " --zip /workloads/0/inline_size_bytes=0,220 --zip /workloads/0/blueflame=false,true"
+                         " --set /workloads/0/iterations=50 --metric pcie.doorbells --metric pcie.payload_reads"
+                         " --out " +
+                         dir + " -j 1",
+                     dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("1 at once (-j 1)"));
+  const std::vector<CsvRow> rows = read_csv(dir + "/results.csv");
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].at("inline_size_bytes") == "0");
+  CHECK(rows[0].at("blueflame") == "false");
+  CHECK(number(rows[0].at("pcie.doorbells")) == 1);
+  CHECK(number(rows[0].at("pcie.payload_reads")) == 1);
+  CHECK(rows[1].at("inline_size_bytes") == "220");
+  CHECK(rows[1].at("blueflame") == "true");
+  CHECK(number(rows[1].at("pcie.doorbells")) == 0);
+  CHECK(number(rows[1].at("pcie.payload_reads")) == 0);
 }
 
 TEST_CASE("sweep: a failing point is reported in its row and the exit code, and the others still run",
