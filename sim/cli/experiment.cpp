@@ -135,9 +135,14 @@ std::size_t run_points(const std::string& scenario, std::optional<std::uint64_t>
 Metrics report_metrics(const nlohmann::ordered_json& report) {
   Metrics out;
   const nlohmann::ordered_json& results = report.at("results");
-  if (results.contains("workloads"))
-    for (const auto& [name, workload] : results.at("workloads").items())
-      flatten(workload.at("results"), name, out);
+  if (!results.contains("workloads")) { // a phold run: its figures are flat
+    flatten(results, "", out);
+    for (auto& [name, value] : out)
+      name.erase(0, 1); // the leading "."
+    return out;
+  }
+  for (const auto& [name, workload] : results.at("workloads").items())
+    flatten(workload.at("results"), name, out);
   if (results.contains("pcie"))
     flatten(results.at("pcie").at("per_message"), "pcie", out);
   if (results.contains("simulated_time_us"))

@@ -37,7 +37,8 @@ unsigned default_parallelism();
 
 /// The scalar figures of a fabric report under short dotted names, in report order: each workload's results as
 /// "<workload>.<key>" (nested objects as "<workload>.<key>.<key>"; arrays of one element flattened away, longer
-/// arrays such as per-flow lists left out), "pcie.<key>" for PCIe per message, and "simulated_time_us".
+/// arrays such as per-flow lists left out), "pcie.<key>" for PCIe per message, and "simulated_time_us". A phold
+/// report's results are flat: each under its own key.
 using Metrics = std::vector<std::pair<std::string, nlohmann::ordered_json>>;
 Metrics report_metrics(const nlohmann::ordered_json& report);
 

@@ -303,6 +303,20 @@ TEST_CASE("sweep: --zip on the command line varies its parameters together", "[s
   CHECK(number(rows[1].at("pcie.payload_reads")) == 0);
 }
 
+TEST_CASE("sweep: a phold scenario's figures are its metrics", "[scenario][experiment]") {
+  const std::string dir = fresh_dir("phold");
+  const auto r = run_executable("sweep " + testing::source_path("scenarios/phold.json") +
+                                    " --sweep /workload/lp_count=8,16 --set /duration_us=2 --out " + dir,
+                                dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::vector<CsvRow> rows = read_csv(dir + "/results.csv");
+  REQUIRE(rows.size() == 2);
+  // PHOLD keeps its population of lp_count x events_per_lp in flight: twice the LPs handle about twice the events.
+  const double ratio = number(rows[1].at("events_handled")) / number(rows[0].at("events_handled"));
+  CHECK(ratio == Approx(2).epsilon(0.1));
+}
+
 TEST_CASE("sweep: a failing point is reported in its row and the exit code, and the others still run",
           "[scenario][experiment]") {
   const std::string scenario = write_scenario("failing", write_lat_scenario());
