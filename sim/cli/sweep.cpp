@@ -674,10 +674,15 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     if (quiet)
       return;
     const std::size_t index = static_cast<std::size_t>(&job - jobs.data());
-    err << "[sweep " << sweep.name << "] " << finished << "/" << to_run.size() << " point " << index << " ("
-        << point_label(sweep, points[index])
-        << "): " << (job.exit_code == 0 ? "ok" : "FAILED (exit " + std::to_string(job.exit_code) + "): " + job.error)
-        << "\n";
+    // Points of one sweep take similar times, so the mean so far predicts the rest.
+    const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    char eta[48] = "";
+    if (finished < to_run.size())
+      std::snprintf(eta, sizeof eta, ", ETA %.0f s",
+                    elapsed_s / static_cast<double>(finished) * static_cast<double>(to_run.size() - finished));
+    err << "[sweep " << sweep.name << "] " << finished << "/" << to_run.size() << eta << ": point " << index << " ("
+        << point_label(sweep, points[index]) << ") "
+        << (job.exit_code == 0 ? "ok" : "FAILED (exit " + std::to_string(job.exit_code) + "): " + job.error) << "\n";
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (v.count("point"))
