@@ -331,6 +331,121 @@ void print_table(std::ostream& out, const std::vector<Row>& rows, const std::vec
   }
 }
 
+/// Everything the writers need: what was compared, the rows of figures, and the one-line summaries.
+struct Comparison {
+  std::vector<Feature> features; ///< empty for named variants
+  std::vector<Variant> variants; ///< the baseline first
+  std::vector<Row> rows;
+  std::vector<std::pair<std::string, std::string>> summaries; ///< variant -> what it changed in PCIe
+};
+
+/// The comparison as one JSON document: the variants, every figure's values and changes, and the summaries.
+void write_json(std::ostream& out, const Scenario& scenario, const Comparison& c) {
+  const std::vector<Variant>& variants = c.variants;
+  const std::vector<Row>& rows = c.rows;
+  Json doc;
+  doc["scenario"] = scenario.file;
+  doc["seed"] = scenario.seed;
+  Json list = Json::array();
+  for (const Variant& variant : variants)
+    list.push_back({{"name", variant.name}, {"overrides", variant.overrides}});
+  doc["variants"] = list;
+  Json table = Json::array();
+  for (const Row& r : rows) {
+    if (r.pointer.empty())
+      continue;
+    Json values = Json::array(), changes = Json::array();
+    const auto base = value_at(variants.front().report, r.pointer);
+    for (const Variant& variant : variants) {
+      const auto x = value_at(variant.report, r.pointer);
+      values.push_back(x ? Json(*x) : Json());
+      changes.push_back(change(base, x));
+    }
+    table.push_back({{"pointer", r.pointer}, {"values", values}, {"change", changes}});
+  }
+  doc["figures"] = table;
+  Json lines = Json::object();
+  for (const auto& [name, line] : c.summaries)
+    lines[name] = line;
+  doc["summaries"] = lines;
+  out << doc.dump(2) << "\n";
+}
+
+/// One CSV row per variant, one column per figure (named by its report pointer).
+void write_csv(std::ostream& out, const Comparison& c) {
+  const std::vector<Variant>& variants = c.variants;
+  const std::vector<Row>& rows = c.rows;
+  out << "variant";
+  for (const Row& r : rows)
+    if (!r.pointer.empty())
+      out << "," << csv_field(r.pointer);
+  out << "\n";
+  for (const Variant& variant : variants) {
+    out << csv_field(variant.name);
+    for (const Row& r : rows)
+      if (!r.pointer.empty()) {
+        const auto x = value_at(variant.report, r.pointer);
+        out << "," << (x ? cell_text(Json(*x)) : "");
+      }
+    out << "\n";
+  }
+}
+
+/// For people: what each feature or variant is, the figures side by side, their changes, and the summaries.
+void write_table(std::ostream& out, const Scenario& scenario, const Comparison& c, const Settings& settings,
+                 std::size_t fixed_overrides) {
+  const std::vector<Variant>& variants = c.variants;
+  const std::vector<Row>& rows = c.rows;
+  const std::vector<Feature>& features = c.features;
+  out << "compare " << scenario.name << " (" << scenario.file << "): " << variants.size() << " variants, seed "
+      << scenario.seed << "\n";
+  if (!features.empty()) {
+    for (const Feature f : features) {
+      const FeatureInfo& info = feature_info(f);
+      out << "  " << info.name;
+      if (variants.front().header != variants.back().header && variants.size() > 4)
+        out << " (" << info.abbreviation << ")";
+      out << ": " << info.meaning;
+      if (f == Feature::inline_data)
+        out << " (" << settings.inline_size_bytes << " B; off: 0)";
+      if (f == Feature::postlist)
+        out << " (" << settings.postlist << " WRs per post; off: 1)";
+      if (f == Feature::unsignaled)
+        out << " (1 in " << settings.signal_every << "; off: every WR)";
+      if (f == Feature::blueflame)
+        out << " (off: doorbell and WQE read)";
+      out << "\n";
+    }
+  } else {
+    for (std::size_t k = 1; k < variants.size(); ++k) {
+      out << "  " << variants[k].name << ":";
+      for (std::size_t i = fixed_overrides; i < variants[k].overrides.size(); ++i)
+        out << " " << variants[k].overrides[i];
+      out << "\n";
+    }
+  }
+  out << "\n";
+  std::vector<std::string> names;
+  for (const Variant& variant : variants)
+    names.push_back(variant.header);
+  print_table(out, rows, names, [&](const Row& r, std::size_t k) {
+    const auto x = value_at(variants[k].report, r.pointer);
+    return x ? number(*x) : "-";
+  });
+  out << "\nchange against baseline\n";
+  print_table(out, rows, std::vector<std::string>(names.begin() + 1, names.end()), [&](const Row& r, std::size_t k) {
+    return change(value_at(variants.front().report, r.pointer), value_at(variants[k + 1].report, r.pointer));
+  });
+  out << "\n"
+      << (features.empty() ? "what each variant changes" : "what each feature alone changes")
+      << " in PCIe, against baseline:\n";
+  std::size_t name_width = 0;
+  for (const auto& [name, line] : c.summaries)
+    name_width = std::max(name_width, name.size());
+  for (const auto& [name, line] : c.summaries)
+    out << "  " << name << ":" << std::string(name_width - name.size() + 1, ' ') << line << "\n";
+}
+
 } // namespace
 
 int command_compare(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -472,100 +587,13 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
     if (features.empty() || std::popcount(variants[k].mask) == 1)
       summaries.emplace_back(variants[k].name, transaction_summary(variants.front().report, variants[k].report));
 
-  if (format == "json") {
-    Json doc;
-    doc["scenario"] = scenario.file;
-    doc["seed"] = scenario.seed;
-    Json list = Json::array();
-    for (const Variant& variant : variants)
-      list.push_back({{"name", variant.name}, {"overrides", variant.overrides}});
-    doc["variants"] = list;
-    Json table = Json::array();
-    for (const Row& r : rows) {
-      if (r.pointer.empty())
-        continue;
-      Json values = Json::array(), changes = Json::array();
-      const auto base = value_at(variants.front().report, r.pointer);
-      for (const Variant& variant : variants) {
-        const auto x = value_at(variant.report, r.pointer);
-        values.push_back(x ? Json(*x) : Json());
-        changes.push_back(change(base, x));
-      }
-      table.push_back({{"pointer", r.pointer}, {"values", values}, {"change", changes}});
-    }
-    doc["figures"] = table;
-    Json lines = Json::object();
-    for (const auto& [name, line] : summaries)
-      lines[name] = line;
-    doc["summaries"] = lines;
-    out << doc.dump(2) << "\n";
-    return sim::exit_ok;
-  }
-  if (format == "csv") {
-    out << "variant";
-    for (const Row& r : rows)
-      if (!r.pointer.empty())
-        out << "," << csv_field(r.pointer);
-    out << "\n";
-    for (const Variant& variant : variants) {
-      out << csv_field(variant.name);
-      for (const Row& r : rows)
-        if (!r.pointer.empty()) {
-          const auto x = value_at(variant.report, r.pointer);
-          out << "," << (x ? cell_text(Json(*x)) : "");
-        }
-      out << "\n";
-    }
-    return sim::exit_ok;
-  }
-
-  out << "compare " << scenario.name << " (" << scenario.file << "): " << variants.size() << " variants, seed "
-      << scenario.seed << "\n";
-  if (!features.empty()) {
-    for (const Feature f : features) {
-      const FeatureInfo& info = feature_info(f);
-      out << "  " << info.name;
-      if (variants.front().header != variants.back().header && variants.size() > 4)
-        out << " (" << info.abbreviation << ")";
-      out << ": " << info.meaning;
-      if (f == Feature::inline_data)
-        out << " (" << settings.inline_size_bytes << " B; off: 0)";
-      if (f == Feature::postlist)
-        out << " (" << settings.postlist << " WRs per post; off: 1)";
-      if (f == Feature::unsignaled)
-        out << " (1 in " << settings.signal_every << "; off: every WR)";
-      if (f == Feature::blueflame)
-        out << " (off: doorbell and WQE read)";
-      out << "\n";
-    }
-  } else {
-    for (std::size_t k = 1; k < variants.size(); ++k) {
-      out << "  " << variants[k].name << ":";
-      for (std::size_t i = fixed.size(); i < variants[k].overrides.size(); ++i)
-        out << " " << variants[k].overrides[i];
-      out << "\n";
-    }
-  }
-  out << "\n";
-  std::vector<std::string> names;
-  for (const Variant& variant : variants)
-    names.push_back(variant.header);
-  print_table(out, rows, names, [&](const Row& r, std::size_t k) {
-    const auto x = value_at(variants[k].report, r.pointer);
-    return x ? number(*x) : "-";
-  });
-  out << "\nchange against baseline\n";
-  print_table(out, rows, std::vector<std::string>(names.begin() + 1, names.end()), [&](const Row& r, std::size_t k) {
-    return change(value_at(variants.front().report, r.pointer), value_at(variants[k + 1].report, r.pointer));
-  });
-  out << "\n"
-      << (features.empty() ? "what each variant changes" : "what each feature alone changes")
-      << " in PCIe, against baseline:\n";
-  std::size_t name_width = 0;
-  for (const auto& [name, line] : summaries)
-    name_width = std::max(name_width, name.size());
-  for (const auto& [name, line] : summaries)
-    out << "  " << name << ":" << std::string(name_width - name.size() + 1, ' ') << line << "\n";
+  Comparison comparison{std::move(features), std::move(variants), std::move(rows), std::move(summaries)};
+  if (format == "json")
+    write_json(out, scenario, comparison);
+  else if (format == "csv")
+    write_csv(out, comparison);
+  else
+    write_table(out, scenario, comparison, settings, fixed.size());
   return sim::exit_ok;
 }
 
