@@ -168,7 +168,7 @@ void Port::absorb_flow_control(sim::Time now) {
   }
 }
 
-void Port::flush_flow_control(sim::Simulator& sim) {
+void Port::send_pending_flow_control(sim::Simulator& sim) {
   while (flow_control_pending_ != 0) {
     const auto vl = static_cast<std::uint8_t>(std::countr_zero(flow_control_pending_));
     flow_control_pending_ &= static_cast<std::uint16_t>(flow_control_pending_ - 1);

@@ -127,7 +127,10 @@ public:
   /// and the owner gets a flow_control_arrives event when the next flow-control packet lands.
   void note_blocked(sim::Simulator& sim);
   /// The owner has nothing to send now: pending FC packets go out.
-  void flush_flow_control(sim::Simulator& sim);
+  void flush_flow_control(sim::Simulator& sim) {
+    if (flow_control_pending_ != 0) // usually nothing waits: keep the call cheap on every send and tx_done
+      send_pending_flow_control(sim);
+  }
 
   // Receive side.
   /// A packet_arrives event: the packet takes its blocks of the VL's buffer. Returns false only for a VL15
@@ -156,6 +159,8 @@ public:
 private:
   /// Applies every flow-control packet arrived by `now`: its FCCL becomes our credit limit.
   void absorb_flow_control(sim::Time now);
+  /// Sends an FC packet for every VL in flow_control_pending_, ahead of any data.
+  void send_pending_flow_control(sim::Simulator& sim);
   std::string name(const sim::Simulator& sim, int vl) const;
   void arm_refresh(sim::Simulator& sim);
   void trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at);

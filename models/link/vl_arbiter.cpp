@@ -2,6 +2,7 @@
 // that makes it; what the model leaves out is listed at the top of the header.
 #include "models/link/vl_arbiter.h"
 
+#include <bit>
 #include <cassert>
 #include <limits>
 #include <stdexcept>
@@ -92,26 +93,32 @@ VlArbiter::Table VlArbiter::make_table(const std::vector<VlArbEntry>& entries, s
     // entry or send from any VL; we skip.
     if (entry.weight == 0 || entry.vl >= data_vls)
       continue;
+    table.entries_of_vl[entry.vl] |= std::uint64_t{1} << table.size;
     table.entries[table.size++] = entry;
     table.vl_mask = static_cast<std::uint16_t>(table.vl_mask | (1u << entry.vl));
   }
   return table;
 }
 
+namespace {
+/// Index of the first set bit of `entries` at or after `position`, wrapping around; `entries` must not be 0.
+std::uint8_t first_from(std::uint64_t entries, std::uint8_t position) {
+  const std::uint64_t from_position = entries >> position;
+  return static_cast<std::uint8_t>(from_position != 0 ? position + std::countr_zero(from_position)
+                                                      : std::countr_zero(entries));
+}
+} // namespace
+
 std::uint8_t VlArbiter::next_entry(const Table& table, std::uint16_t ready) {
   assert((ready & table.vl_mask) != 0);
   // The entry whose turn it is keeps it while its VL is ready (its used weight is always below its weight here:
   // charge() moves on as soon as it is not). If its VL is not ready, the turn passes to the next entry in table
   // order whose VL is ready, and whatever weight the skipped entries had left is forfeited.
-  for (std::uint8_t k = 0; k < table.size; ++k) {
-    std::uint8_t index = static_cast<std::uint8_t>(table.position + k);
-    if (index >= table.size)
-      index = static_cast<std::uint8_t>(index - table.size);
-    if (ready & (1u << table.entries[index].vl))
-      return index;
-  }
-  assert(false && "ready meets vl_mask, so some entry is ready");
-  return table.position;
+  std::uint64_t candidates = 0;
+  for (auto vls = static_cast<std::uint16_t>(ready & table.vl_mask); vls != 0;
+       vls &= static_cast<std::uint16_t>(vls - 1))
+    candidates |= table.entries_of_vl[static_cast<std::size_t>(std::countr_zero(vls))];
+  return first_from(candidates, table.position);
 }
 
 int VlArbiter::pick(std::uint16_t ready) const {
@@ -124,20 +131,25 @@ int VlArbiter::pick(std::uint16_t ready) const {
   const auto ready_low = static_cast<std::uint16_t>(ready & low_.vl_mask);
   // High priority goes first until VLHighLimit is reached; then one low packet gets its chance, and if no low VL
   // is ready, high priority simply continues (on_sent then restarts the count). A VL in neither table never sends.
-  if (ready_high != 0 && (high_may_send() || ready_low == 0))
-    return high_.entries[next_entry(high_, ready_high)].vl;
-  if (ready_low != 0)
-    return low_.entries[next_entry(low_, ready_low)].vl;
-  return -1;
+  const bool high = ready_high != 0 && (high_may_send() || ready_low == 0);
+  if (!high && ready_low == 0)
+    return -1;
+  const Table& table = high ? high_ : low_;
+  const std::uint8_t index = next_entry(table, high ? ready_high : ready_low);
+  chosen_vl_ = table.entries[index].vl;
+  chosen_high_ = high;
+  chosen_index_ = index;
+  return chosen_vl_;
 }
 
-void VlArbiter::charge(Table& table, int vl, std::uint32_t wire_bytes) {
+std::uint8_t VlArbiter::find_entry(const Table& table, int vl) {
   // pick() chose the first entry for `vl` at or after the current position: every entry before it had a VL that
   // was not ready, or pick() would have chosen that one. So the entry can be found again without the mask.
-  std::uint8_t index = table.position;
-  for (std::uint8_t k = 0; k < table.size && table.entries[index].vl != vl; ++k)
-    index = static_cast<std::uint8_t>(index + 1 == table.size ? 0 : index + 1);
-  assert(table.entries[index].vl == vl && "on_sent for a VL that pick() did not return");
+  assert(table.entries_of_vl[static_cast<std::size_t>(vl)] != 0 && "on_sent for a VL that pick() did not return");
+  return first_from(table.entries_of_vl[static_cast<std::size_t>(vl)], table.position);
+}
+
+void VlArbiter::charge(Table& table, std::uint8_t index, std::uint32_t wire_bytes) {
   if (index != table.position) {
     table.position = index;
     table.used_bytes = 0;
@@ -160,26 +172,28 @@ void VlArbiter::on_sent(int vl, std::uint32_t wire_bytes) {
     return;
   const auto bit = static_cast<std::uint16_t>(1u << vl);
   assert((bit & data_vl_mask_) != 0);
-  // Redo pick()'s choice between the tables. A VL listed in both is sent as high priority unless the limit was
-  // reached, in which case pick() gave the low table its chance and this VL, being ready, took it.
+  // The usual case: the packet is the one the last pick() chose, whose table and entry it remembered.
+  const bool as_chosen = chosen_vl_ == vl;
+  chosen_vl_ = no_choice;
+  // Otherwise redo pick()'s choice between the tables. A VL listed in both is sent as high priority unless the
+  // limit was reached, in which case pick() gave the low table its chance and this VL, being ready, took it.
   const bool in_high = (high_.vl_mask & bit) != 0;
   const bool in_low = (low_.vl_mask & bit) != 0;
   if (!in_high && !in_low) {
     assert(false && "on_sent for a VL in neither table: pick() never returns it");
     return;
   }
-  if (in_high && high_may_send()) {
-    charge(high_, vl, wire_bytes);
-    high_sent_bytes_ += wire_bytes;
-  } else if (in_low) {
-    charge(low_, vl, wire_bytes);
+  const bool high = as_chosen ? chosen_high_ : in_high && (high_may_send() || !in_low);
+  Table& table = high ? high_ : low_;
+  charge(table, as_chosen ? chosen_index_ : find_entry(table, vl), wire_bytes);
+  if (!high)
     high_sent_bytes_ = 0; // a low packet went: the next high burst may use the whole limit again
-  } else {
+  else if (high_may_send())
+    high_sent_bytes_ += wire_bytes;
+  else
     // The limit was reached but no low VL was ready, so the low table's chance passed unused: the count restarts
     // with this packet. A low VL that becomes ready waits for at most one more limit's worth of high traffic.
-    charge(high_, vl, wire_bytes);
     high_sent_bytes_ = wire_bytes;
-  }
 }
 
 } // namespace ib::link

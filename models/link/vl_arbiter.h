@@ -48,7 +48,7 @@ struct VlArbConfig {
 /// in a table, data_vls not in {1, 2, 4, 8, 15}). The profile loader turns it into a sim::InputError.
 std::string validate(const VlArbConfig& config);
 
-/// The arbiter. No allocation after construction; pick() and on_sent() are O(table length).
+/// The arbiter. No allocation after construction; pick() and on_sent() take time independent of the tables' length.
 class VlArbiter {
 public:
   /// Throws std::invalid_argument with validate()'s message if `config` is invalid (validate input first).
@@ -69,6 +69,8 @@ private:
   /// removing them changes no decision.
   struct Table {
     std::array<VlArbEntry, vlarb_table_max_entries> entries{};
+    /// Bit i of entries_of_vl[v] set = entry i serves VL v: the next entry for a set of VLs is a bit scan.
+    std::array<std::uint64_t, management_vl> entries_of_vl{};
     std::uint8_t size = 0;
     std::uint8_t position = 0;    ///< index of the entry whose turn it is
     std::uint32_t used_bytes = 0; ///< bytes the entry at `position` has sent in its current turn
@@ -78,11 +80,19 @@ private:
   static Table make_table(const std::vector<VlArbEntry>& entries, std::uint8_t data_vls);
   /// Index of the entry that sends next among those whose VL is in `ready` (which must meet table.vl_mask).
   static std::uint8_t next_entry(const Table& table, std::uint16_t ready);
-  static void charge(Table& table, int vl, std::uint32_t wire_bytes);
+  /// Index of the entry pick() chose for `vl`: the first for `vl` at or after the table's position.
+  static std::uint8_t find_entry(const Table& table, int vl);
+  /// Charges `wire_bytes` to the entry at `index`, which takes the turn.
+  static void charge(Table& table, std::uint8_t index, std::uint32_t wire_bytes);
   bool high_may_send() const { return high_sent_bytes_ < high_limit_bytes_; }
 
   Table high_;
   Table low_;
+  // What the last pick() chose, so on_sent() need not search the table again: a cache, hence mutable.
+  static constexpr std::uint8_t no_choice = 0xff;
+  mutable std::uint8_t chosen_vl_ = no_choice;
+  mutable bool chosen_high_ = false;
+  mutable std::uint8_t chosen_index_ = 0;
   std::uint16_t data_vl_mask_ = 0;     ///< bit v set = data VL v is operational
   bool single_data_vl_ = false;        ///< one data VL: no tables, VL0 sends whenever ready (IBA §7.6.9)
   std::uint64_t high_limit_bytes_ = 0; ///< high-priority bytes allowed before a low packet's chance
