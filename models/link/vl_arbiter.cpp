@@ -135,8 +135,11 @@ int VlArbiter::pick(std::uint16_t ready) const {
   if (!high && ready_low == 0)
     return -1;
   const Table& table = high ? high_ : low_;
-  const std::uint8_t index = next_entry(table, high ? ready_high : ready_low);
-  chosen_vl_ = table.entries[index].vl;
+  const auto candidates = high ? ready_high : ready_low;
+  const std::uint8_t index = next_entry(table, candidates);
+  // With one VL ready the entry's VL is known without reading the entry (a cache line fewer per packet).
+  chosen_vl_ = (candidates & (candidates - 1)) == 0 ? static_cast<std::uint8_t>(std::countr_zero(candidates))
+                                                    : table.entries[index].vl;
   chosen_high_ = high;
   chosen_index_ = index;
   return chosen_vl_;

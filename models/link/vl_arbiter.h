@@ -67,14 +67,15 @@ public:
 private:
   /// One table with weight-0 entries and entries for non-operational VLs removed: they never hold the turn, so
   /// removing them changes no decision.
+  /// Laid out hot first: a pick reads the scalars and the low VLs' masks, all in the table's first cache line.
   struct Table {
-    std::array<VlArbEntry, vlarb_table_max_entries> entries{};
-    /// Bit i of entries_of_vl[v] set = entry i serves VL v: the next entry for a set of VLs is a bit scan.
-    std::array<std::uint64_t, management_vl> entries_of_vl{};
     std::uint8_t size = 0;
     std::uint8_t position = 0;    ///< index of the entry whose turn it is
-    std::uint32_t used_bytes = 0; ///< bytes the entry at `position` has sent in its current turn
     std::uint16_t vl_mask = 0;    ///< bit v set = some entry serves VL v
+    std::uint32_t used_bytes = 0; ///< bytes the entry at `position` has sent in its current turn
+    /// Bit i of entries_of_vl[v] set = entry i serves VL v: the next entry for a set of VLs is a bit scan.
+    std::array<std::uint64_t, management_vl> entries_of_vl{};
+    std::array<VlArbEntry, vlarb_table_max_entries> entries{};
   };
 
   static Table make_table(const std::vector<VlArbEntry>& entries, std::uint8_t data_vls);
@@ -86,17 +87,17 @@ private:
   static void charge(Table& table, std::uint8_t index, std::uint32_t wire_bytes);
   bool high_may_send() const { return high_sent_bytes_ < high_limit_bytes_; }
 
-  Table high_;
-  Table low_;
   // What the last pick() chose, so on_sent() need not search the table again: a cache, hence mutable.
   static constexpr std::uint8_t no_choice = 0xff;
   mutable std::uint8_t chosen_vl_ = no_choice;
   mutable bool chosen_high_ = false;
   mutable std::uint8_t chosen_index_ = 0;
-  std::uint16_t data_vl_mask_ = 0;     ///< bit v set = data VL v is operational
   bool single_data_vl_ = false;        ///< one data VL: no tables, VL0 sends whenever ready (IBA §7.6.9)
+  std::uint16_t data_vl_mask_ = 0;     ///< bit v set = data VL v is operational
   std::uint64_t high_limit_bytes_ = 0; ///< high-priority bytes allowed before a low packet's chance
   std::uint64_t high_sent_bytes_ = 0;  ///< high-priority bytes since the last low-priority chance
+  Table high_;
+  Table low_;
 };
 
 } // namespace ib::link
