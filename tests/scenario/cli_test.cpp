@@ -47,7 +47,7 @@ TEST_CASE("cli: --help and --version at every level", "[cli][quick]") {
     CHECK(r.exit_code == 0);
     CHECK_THAT(r.out, Catch::StartsWith("ibnetsim 0."));
   }
-  for (const char* command : {"run", "validate", "params"}) {
+  for (const char* command : {"run", "validate", "params", "sweep", "compare"}) {
     DYNAMIC_SECTION(command << " --help") {
       const auto r = run_cli({command, "--help"});
       CHECK(r.exit_code == 0);
