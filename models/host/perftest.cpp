@@ -80,6 +80,23 @@ public:
                             "a larger value");
     }
     mtu_ = read_mtu(r);
+    // perftest's -c: UD for the SEND tests, UC for the WRITE and SEND tests (IBA: UC has no READ or atomics).
+    const std::string connection = r.optional_enum("connection", {"RC", "UC", "UD"}).value_or("RC");
+    connection_ = connection == "UD" ? verbs::QpType::ud : connection == "UC" ? verbs::QpType::uc : verbs::QpType::rc;
+    const bool sends = test_ == Test::send_lat || test_ == Test::send_bw;
+    const bool writes = test_ == Test::write_lat || test_ == Test::write_bw;
+    if ((connection_ == verbs::QpType::ud && !sends) || (connection_ == verbs::QpType::uc && !sends && !writes))
+      throw sim::InputError(file, r.pointer_to("connection"),
+                            sends    ? "RC, UC or UD"
+                            : writes ? "RC or UC (UD carries only SENDs)"
+                                     : "RC",
+                            "\"" + connection + "\"");
+    if (connection_ == verbs::QpType::ud)
+      for (const std::uint32_t size : sizes_)
+        if (size > mtu_)
+          throw sim::InputError(file, r.pointer_to(all ? "all_sizes_max_bytes" : "size_bytes"),
+                                "at most the MTU (" + std::to_string(mtu_) + " B): a UD message is one packet",
+                                std::to_string(size));
     blueflame_ = r.optional_bool("blueflame").value_or(true);
     bidirectional_ = r.optional_bool("bidirectional").value_or(false);
     if (bidirectional_ && lat)
@@ -105,6 +122,7 @@ public:
     c["post_list"] = post_list_;
     c["cq_mod"] = cq_mod_;
     c["blueflame"] = blueflame_;
+    c["connection"] = connection_ == verbs::QpType::ud ? "UD" : connection_ == verbs::QpType::uc ? "UC" : "RC";
     c["mtu_bytes"] = mtu_;
     c["bidirectional"] = bidirectional_;
     if (test_ == Test::atomic_lat)
@@ -189,7 +207,21 @@ private:
   struct Qp {
     std::uint32_t qpn = 0;
     std::uint32_t send_cq = 0, recv_cq = 0;
+    verbs::AddressHandle ah;      ///< UD: where the peer's QP is
+    std::uint32_t remote_qpn = 0; ///< UD
   };
+  static constexpr std::uint32_t ud_qkey = 0x11111111; // perftest's DEFAULT_QKEY
+
+  /// A SEND to `qp`'s peer: for UD it carries the address handle, QPN and Q_Key.
+  static void address(verbs::SendWr& wr, const Qp& qp) {
+    wr.ah = qp.ah;
+    wr.remote_qpn = qp.remote_qpn;
+    wr.remote_qkey = ud_qkey;
+  }
+  /// A RECV's buffer: a UD datagram lands after 40 bytes of GRH space.
+  std::uint32_t recv_bytes(std::uint32_t size) const {
+    return std::max<std::uint32_t>(size, 1) + (connection_ == verbs::QpType::ud ? 40 : 0);
+  }
 
   /// Both sides: QPs created at time 0, connected at 1 ns, then each size in turn.
   void run_side(Context& ctx, bool client) {
@@ -198,7 +230,8 @@ private:
     const std::string& me = client ? client_ : server_;
     const std::string& peer = client ? server_ : client_;
     const std::uint32_t max_size = *std::max_element(sizes_.begin(), sizes_.end());
-    const std::uint64_t buffer = ctx.memory().allocate(std::max<std::uint32_t>(max_size, 64) * 2ull);
+    // Send data at the front, RECVs land behind it (with room for a UD datagram's GRH).
+    const std::uint64_t buffer = ctx.memory().allocate(std::max<std::uint32_t>(max_size, 64) * 2ull + 40);
     std::vector<Qp> qps(qps_);
     verbs::QpCaps caps;
     caps.max_send_wr = std::max(tx_depth_, 16u) + post_list_;
@@ -208,17 +241,24 @@ private:
     for (std::uint32_t q = 0; q < qps_; ++q) {
       qps[q].send_cq = ctx.create_cq(caps.max_send_wr + 16);
       qps[q].recv_cq = ctx.create_cq(caps.max_recv_wr + 16);
-      qps[q].qpn = ctx.create_qp(verbs::QpType::rc, caps, qps[q].send_cq, qps[q].recv_cq);
+      qps[q].qpn = ctx.create_qp(connection_, caps, qps[q].send_cq, qps[q].recv_cq);
       rendezvous_->publish(me, peer, static_cast<int>(q), ctx.lid(), qps[q].qpn);
     }
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (std::uint32_t q = 0; q < qps_; ++q) {
       const auto [lid, qpn] = rendezvous_->lookup(peer, me, static_cast<int>(q));
       verbs::QpAttr attr;
-      attr.dest_lid = lid;
-      attr.dest_qpn = qpn;
       attr.sl = ctx.path_sl(lid);
       attr.path_mtu = static_cast<verbs::Mtu>(mtu_);
+      if (connection_ == verbs::QpType::ud) {
+        // A datagram QP has no peer: each SEND names it by address handle, QPN and Q_Key, as perftest's do.
+        attr.qkey = ud_qkey;
+        qps[q].ah = {lid, attr.sl, 1};
+        qps[q].remote_qpn = qpn;
+      } else {
+        attr.dest_lid = lid;
+        attr.dest_qpn = qpn;
+      }
       ctx.connect_qp(qps[q].qpn, attr);
     }
     // Both sides know their peer's buffer as the same offset: perftest exchanges addresses the same way.
@@ -263,7 +303,8 @@ private:
     }
     case Test::send_lat: {
       wr.opcode = verbs::WrOpcode::send;
-      const verbs::RecvWr recv{0, buffer + size, std::max<std::uint32_t>(size, 1)};
+      address(wr, qp);
+      const verbs::RecvWr recv{0, buffer + size, recv_bytes(size)};
       for (std::uint32_t i = 0; i < 2; ++i)
         ctx.post_recv(qp.qpn, recv);
       for (std::uint32_t i = 0; i < iterations_; ++i) {
@@ -317,7 +358,7 @@ private:
     wr.opcode = test_ == Test::write_bw  ? verbs::WrOpcode::rdma_write
                 : test_ == Test::read_bw ? verbs::WrOpcode::rdma_read
                                          : verbs::WrOpcode::send;
-    const verbs::RecvWr recv{0, buffer + size, std::max<std::uint32_t>(size, 1)};
+    const verbs::RecvWr recv{0, buffer + size, recv_bytes(size)};
     const std::uint32_t rx_depth = std::min<std::uint32_t>(512, iterations_);
     std::vector<std::uint32_t> received(qps.size(), 0);
     // perftest synchronizes out of band once the receiver has posted its RECVs: both sides wait as long as that
@@ -361,6 +402,8 @@ private:
         while (posted[q] < iterations_ && posted[q] - completed[q] + post_list_ <= tx_depth_) {
           const std::uint32_t n = std::min(post_list_, iterations_ - posted[q]);
           for (std::uint32_t k = 0; k < n; ++k) {
+            if (connection_ == verbs::QpType::ud)
+              address(batch[k], qps[q]);
             const std::uint32_t id = posted[q] + k + 1;
             batch[k].signaled = id % cq_mod_ == 0 || id == iterations_;
             batch[k].wr_id = id;
@@ -453,6 +496,7 @@ private:
   bool inline_explicit_ = false;
   std::string inline_pointer_;
   bool blueflame_ = true;
+  verbs::QpType connection_ = verbs::QpType::rc;
   bool bidirectional_ = false;
   std::string atomic_;
   sim::Time start_;

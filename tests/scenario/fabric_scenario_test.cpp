@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <set>
 #include <string>
@@ -161,6 +162,57 @@ TEST_CASE("fabric: ib_write_bw over 2 QPs completes every message of both", "[sc
   CHECK(row.at("bw_average_gbps").get<double>() >= 0.95 * edr_payload_gbps);
 }
 
+TEST_CASE("fabric: perftest over UD and UC: every message arrives, and neither transport acknowledges",
+          "[scenario][fabric]") {
+  json workloads = json::array();
+  const auto add = [&](const std::string& name, const std::string& type, const std::string& connection,
+                       std::uint32_t size, std::uint32_t iterations, std::uint32_t first_host) {
+    std::string client = "h", server = "h";
+    client += std::to_string(first_host);
+    server += std::to_string(first_host + 1);
+    workloads.push_back({{"name", name},
+                         {"type", type},
+                         {"client", client},
+                         {"server", server},
+                         {"size_bytes", size},
+                         {"iterations", iterations},
+                         {"connection", connection},
+                         {"mtu_bytes", 2048}});
+  };
+  add("ud_lat", "ib_send_lat", "UD", 64, 200, 0);
+  add("ud_bw", "ib_send_bw", "UD", 2048, 2000, 2);
+  add("uc_bw", "ib_write_bw", "UC", 65536, 200, 4);
+  add("rc_bw", "ib_send_bw", "RC", 2048, 2000, 6);
+  const json report = run_report("ud_uc", scenario("ud_uc", star(8), workloads));
+  CHECK(report.at("config").at("workloads").at(0).at("connection") == "UD");
+  const double ud_lat = results_of(report, "ud_lat").at(0).at("t_typical_us").get<double>();
+  CHECK(ud_lat >= 0.55);
+  CHECK(ud_lat <= 2.0);
+  CHECK(results_of(report, "ud_bw").at(0).at("iterations") == 2000);
+  CHECK(results_of(report, "uc_bw").at(0).at("bw_average_gbps").get<double>() >= 0.95 * edr_payload_gbps);
+  // A server sends nothing back on UD and UC; on RC it acknowledges.
+  std::map<std::string, std::uint64_t> sent_by;
+  for (const json& port : report.at("results").at("ports"))
+    sent_by[port.at("port").get<std::string>()] = port.at("PortXmitPkts").get<std::uint64_t>();
+  CHECK(sent_by.at("h3/1") == 0);
+  CHECK(sent_by.at("h5/1") == 0);
+  CHECK(sent_by.at("h7/1") > 0);
+  CHECK(sent_by.at("h2/1") == 2000); // one datagram per message at 2048 B and MTU 2048
+
+  SECTION("UD carries only SENDs of at most one MTU") {
+    json bad = scenario("ud_bad", star(2),
+                        {{{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"connection", "UD"}}});
+    auto r = run_cli({"run", testing::write_temp("fabric_ud_write.json", bad.dump()), "--quiet"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(":/workloads/0/connection: expected RC or UC (UD carries only SENDs)"));
+    bad["workloads"][0]["type"] = "ib_send_lat";
+    bad["workloads"][0]["size_bytes"] = 4097;
+    r = run_cli({"run", testing::write_temp("fabric_ud_big.json", bad.dump()), "--quiet"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(":/workloads/0/size_bytes: expected at most the MTU (4096 B)"));
+  }
+}
+
 TEST_CASE("fabric: all_to_all on a non-blocking fat tree injects at 90 % of line rate per host", "[scenario][fabric]") {
   const json report =
       run_report("all_to_all",
@@ -254,8 +306,9 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
       {"unknown_key",
        {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"sizes_bytes", 2}},
        ":/workloads/0/sizes_bytes: expected one of the keys type, name, client, server, all_sizes, size_bytes, "
-       "iterations, tx_depth, qps, inline_size_bytes, post_list, cq_mod, mtu_bytes, blueflame, bidirectional, atomic, "
-       "start_us, "
+       "iterations, tx_depth, qps, inline_size_bytes, post_list, cq_mod, mtu_bytes, connection, blueflame, "
+       "bidirectional, "
+       "atomic, start_us, "
        "got unknown key \"sizes_bytes\""},
       {"unknown_host",
        {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h7"}},
