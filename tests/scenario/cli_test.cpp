@@ -109,9 +109,13 @@ TEST_CASE("cli: bad scenario input exits 2 naming the file, the JSON pointer and
        {"--set", "/workload/program_count=2"},
        ":/workload/program_every_events: expected a value above 0 exactly when program_count is above 0"},
       {"malformed", "{\"name\": \"t\",\n  \"seed\": 1,,\n}", {}, ": expected valid JSON, got parse error at line 2"},
-      {"bad_override_path", valid_scenario, {"--set", "/workload/lp_count/deep=1"},
+      {"bad_override_path",
+       valid_scenario,
+       {"--set", "/workload/lp_count/deep=1"},
        "--set:/workload/lp_count/deep: expected an existing object or array"},
-      {"override_creates_unknown_key", valid_scenario, {"--set", "/nowhere/deep=1"},
+      {"override_creates_unknown_key",
+       valid_scenario,
+       {"--set", "/nowhere/deep=1"},
        ":/nowhere: expected one of the keys"},
   };
   for (const auto& c : cases) {
