@@ -21,8 +21,36 @@ constexpr std::size_t max_buckets = 2048;
 // Events sampled to estimate the far list's quantile at a rebuild.
 constexpr std::size_t quantile_samples = 128;
 
-bool later_first(const Event& a, const Event& b) {
-  return fires_before(b, a);
+// (time, seq) as one unsigned 128-bit key, in fires_before's order: one compare instead of two.
+unsigned __int128 order_key(const Event& event) {
+  return static_cast<unsigned __int128>(static_cast<std::uint64_t>(event.time.ps()) ^ (std::uint64_t{1} << 63)) << 64 |
+         event.seq;
+}
+
+// A function object, not a function pointer, so that the heap and sort algorithms inline it.
+struct LaterFirst {
+  bool operator()(const Event& a, const Event& b) const { return order_key(a) > order_key(b); }
+};
+constexpr LaterFirst later_first;
+
+// Slices and buckets are nearly always small, and their events arrive in seq order, often in time order too:
+// insertion sort is close to linear on them.
+constexpr std::ptrdiff_t insertion_sort_limit = 24;
+
+// Sorts [first, last) earliest first.
+void sort_run(Event* first, Event* last) {
+  if (last - first > insertion_sort_limit) {
+    std::sort(first, last, [](const Event& a, const Event& b) { return order_key(a) < order_key(b); });
+    return;
+  }
+  for (Event* i = first + 1; i < last; ++i) {
+    const Event event = *i;
+    const unsigned __int128 key = order_key(event);
+    Event* j = i;
+    for (; j > first && order_key(*(j - 1)) > key; --j)
+      *j = *(j - 1);
+    *j = event;
+  }
 }
 
 // Buffers sized by the busiest bucket seen so far would otherwise keep growing a little as ever larger buckets
@@ -93,8 +121,8 @@ void Calendar::push_to_bucket(std::size_t bucket, const Event& event) {
 Time Calendar::next_time() {
   assert(!empty());
   for (;;) {
-    if (!run_.empty())
-      return late_.empty() ? run_.back().time : std::min(run_.back().time, late_.front().time);
+    if (run_next_ != run_last_)
+      return late_.empty() ? run_next_->time : std::min(run_next_->time, late_.front().time);
     if (late_is_next())
       return late_.front().time;
     refill();
@@ -104,13 +132,12 @@ Time Calendar::next_time() {
 Event Calendar::pop() {
   assert(!empty());
   for (;;) {
-    if (!run_.empty() && (late_.empty() || fires_before(run_.back(), late_.front()))) {
-      const Event event = run_.back();
-      run_.pop_back();
+    if (run_next_ != run_last_ && (late_.empty() || later_first(late_.front(), *run_next_))) {
+      const Event event = *run_next_++;
       --size_;
       return event;
     }
-    if (!run_.empty() || late_is_next()) {
+    if (run_next_ != run_last_ || late_is_next()) {
       std::pop_heap(late_.begin(), late_.end(), later_first);
       const Event event = late_.back();
       late_.pop_back();
@@ -122,7 +149,7 @@ Event Calendar::pop() {
 }
 
 void Calendar::refill() {
-  assert(run_.empty() && unopened() > 0);
+  assert(run_next_ == run_last_ && unopened() > 0);
   if (open_next_fine_slice())
     return;
   std::size_t bucket = find_occupied_bucket(next_bucket_);
@@ -139,9 +166,10 @@ bool Calendar::open_next_fine_slice() {
     ++fine_next_;
   if (fine_next_ == fine_count_)
     return false;
-  reserve_with_headroom(run_, fine_offsets_[fine_next_ + 1] - fine_offsets_[fine_next_]);
-  run_.assign(fine_events_.begin() + fine_offsets_[fine_next_], fine_events_.begin() + fine_offsets_[fine_next_ + 1]);
-  std::sort(run_.begin(), run_.end(), later_first);
+  // Sorted where it lies, and popped from there.
+  run_next_ = fine_events_.data() + fine_offsets_[fine_next_];
+  run_last_ = fine_events_.data() + fine_offsets_[fine_next_ + 1];
+  sort_run(run_next_, run_last_);
   ++fine_next_;
   run_end_ = saturating_add(fine_start_, std::uint64_t{fine_next_} << fine_shift_);
   return true;
@@ -164,7 +192,9 @@ void Calendar::open_coarse_bucket(std::size_t bucket) {
       run_.insert(run_.end(), chunks_[chunk].events, chunks_[chunk].events + chunks_[chunk].count);
       free_chunks_.push_back(chunk);
     }
-    std::sort(run_.begin(), run_.end(), later_first);
+    run_next_ = run_.data();
+    run_last_ = run_.data() + run_.size();
+    sort_run(run_next_, run_last_);
     run_end_ = end;
     fine_count_ = fine_next_ = 0;
     return;
@@ -186,7 +216,8 @@ void Calendar::open_coarse_bucket(std::size_t bucket) {
   for (std::size_t i = 1; i <= fine_count_; ++i)
     fine_offsets_[i] += fine_offsets_[i - 1];
   fine_cursor_.assign(fine_offsets_.begin(), fine_offsets_.end() - 1);
-  fine_events_.resize(list.size);
+  if (fine_events_.size() < list.size) // never shrunk: resizing down and up again would clear it each time
+    fine_events_.resize(list.size);
   for (std::uint32_t chunk = list.head; chunk != no_chunk;) {
     const Chunk& c = chunks_[chunk];
     for (std::uint32_t i = 0; i < c.count; ++i) {

@@ -37,12 +37,15 @@ private:
   void open_coarse_bucket(std::size_t bucket);
   void rebuild_window();
   std::size_t find_occupied_bucket(std::size_t from) const;
-  std::size_t unopened() const { return size_ - run_.size() - late_.size(); }
+  std::size_t unopened() const { return size_ - static_cast<std::size_t>(run_last_ - run_next_) - late_.size(); }
   // Pops from late_ when it holds the earliest event, given that run_ is empty.
   bool late_is_next() const { return !late_.empty() && (late_.front().time < run_end_ || unopened() == 0); }
 
   std::size_t size_ = 0;
-  // The open slice, sorted latest-first so the earliest is at the back.
+  // The open slice, sorted, as [run_next_, run_last_): the rest of a fine slice in fine_events_, or of a bucket
+  // sorted directly in run_.
+  Event* run_next_ = nullptr;
+  Event* run_last_ = nullptr;
   std::vector<Event> run_;
   // Everything not yet opened is at or after run_end_.
   Time run_end_;
