@@ -48,6 +48,7 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
     }
     side->data_vls_ = vls;
     side->link_ = link;
+    side->tx_.propagation_delay = link.propagation_delay;
     side->flow_control_packet_time_ = sim::transfer_time(flow_control_packet_bytes, link.data_rate);
     side->arbiter_ = VlArbiter(VlArbConfig::opensm_default(vls));
     for (int vl = 0; vl < vl_slots; ++vl) {
@@ -55,25 +56,25 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
     }
     side->connected_ = true;
   }
-  a.peer_ = b.owner_;
-  a.peer_number_ = b.number_;
-  a.peer_inbox_ = &b.inbox_;
-  b.peer_ = a.owner_;
-  b.peer_number_ = a.number_;
-  b.peer_inbox_ = &a.inbox_;
+  a.tx_.peer = b.owner_;
+  a.tx_.peer_number = b.number_;
+  a.tx_.peer_inbox = &b.inbox_;
+  b.tx_.peer = a.owner_;
+  b.tx_.peer_number = a.number_;
+  b.tx_.peer_inbox = &a.inbox_;
   // A cut-through receiver cannot act before the LRH (with the DLID) is in.
   const sim::Time header_time = sim::transfer_time(lrh_bytes, link.data_rate);
   for (auto [tx, rx] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
-    tx->peer_arrival_after_tail_ = rx->config_.arrival_after_tail;
-    tx->peer_arrival_delay_ =
+    tx->tx_.peer_arrival_after_tail = rx->config_.arrival_after_tail;
+    tx->tx_.peer_arrival_delay =
         rx->config_.arrival_after_tail ? rx->config_.arrival_delay : std::max(rx->config_.arrival_delay, header_time);
   }
   // Link initialization ends with each side holding the other's first FCCL (IBA §7.9.4); its timing is left out.
   for (int vl = 0; vl < vls; ++vl) {
     a.vls_[vl].sender.on_flow_control(b.vls_[vl].receiver.fccl());
     b.vls_[vl].sender.on_flow_control(a.vls_[vl].receiver.fccl());
-    a.vls_[vl].last_sent_fccl = a.vls_[vl].receiver.fccl();
-    b.vls_[vl].last_sent_fccl = b.vls_[vl].receiver.fccl();
+    a.vls_[vl].last_sent_fccl = static_cast<std::uint16_t>(a.vls_[vl].receiver.fccl());
+    b.vls_[vl].last_sent_fccl = static_cast<std::uint16_t>(b.vls_[vl].receiver.fccl());
   }
 }
 
@@ -102,13 +103,13 @@ sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle,
   flush_flow_control(sim);
   Packet& packet = pool[handle];
   assert(has_credits(now, vl, packet.wire_bytes) && "send() beyond the peer's advertised credits");
-  const sim::Time start_at = std::max(now, busy_until_);
-  if (packet.wire_bytes != memo_wire_bytes_) {
+  const sim::Time start_at = std::max(now, tx_.busy_until);
+  if (packet.wire_bytes != tx_.memo_wire_bytes) {
     // Exact, from the one helper (STYLE rule 9); remembered because consecutive packets usually have one size.
-    memo_wire_bytes_ = packet.wire_bytes;
-    memo_serialization_ = sim::transfer_time(packet.wire_bytes, link_.data_rate);
+    tx_.memo_wire_bytes = packet.wire_bytes;
+    tx_.memo_serialization = sim::transfer_time(packet.wire_bytes, link_.data_rate);
   }
-  const sim::Time end_at = std::max(start_at + memo_serialization_, tail_available_at);
+  const sim::Time end_at = std::max(start_at + tx_.memo_serialization, tail_available_at);
   if (vl != management_vl) {
     const std::uint32_t blocks = blocks_for(packet.wire_bytes);
     vls_[vl].sender.on_sent(blocks);
@@ -120,21 +121,18 @@ sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle,
     counters_.xmit_wait += start_at - blocked_since_;
     blocked_since_ = sim::Time::max();
   }
-  const std::uint64_t words = (packet.wire_bytes + 3) / 4;
-  counters_.xmit_data_words += words;
-  counters_.xmit_pkts += 1;
-  vls_[vl].xmit_data_words += words;
+  vls_[vl].xmit_data_words += (packet.wire_bytes + 3) / 4;
   vls_[vl].xmit_pkts += 1;
 
   packet.vl = vl;
-  packet.in_port = peer_number_;
-  packet.first_bit_at = start_at + link_.propagation_delay;
-  packet.last_bit_at = end_at + link_.propagation_delay;
-  sim.schedule((peer_arrival_after_tail_ ? packet.last_bit_at : packet.first_bit_at) + peer_arrival_delay_, peer_,
-               static_cast<std::uint8_t>(PortEventKind::packet_arrives), handle.value);
-  busy_until_ = end_at;
-  data_busy_until_ = end_at;
-  if (tracer_ != nullptr && tracer_->wants(owner_component_id_, packet.dest_qpn, start_at, end_at))
+  packet.in_port = tx_.peer_number;
+  packet.first_bit_at = start_at + tx_.propagation_delay;
+  packet.last_bit_at = end_at + tx_.propagation_delay;
+  sim.schedule((tx_.peer_arrival_after_tail ? packet.last_bit_at : packet.first_bit_at) + tx_.peer_arrival_delay,
+               tx_.peer, static_cast<std::uint8_t>(PortEventKind::packet_arrives), handle.value);
+  tx_.busy_until = end_at;
+  tx_.data_busy_until = end_at;
+  if (tracing_ && tracer_->wants(owner_component_id_, packet.dest_qpn, start_at, end_at))
     trace_packet(packet, start_at, end_at);
   return end_at;
 }
@@ -169,29 +167,30 @@ void Port::absorb_flow_control(sim::Time now) {
 }
 
 void Port::send_pending_flow_control(sim::Simulator& sim) {
-  while (flow_control_pending_ != 0) {
-    const auto vl = static_cast<std::uint8_t>(std::countr_zero(flow_control_pending_));
-    flow_control_pending_ &= static_cast<std::uint16_t>(flow_control_pending_ - 1);
-    busy_until_ = std::max(sim.now(), busy_until_) + flow_control_packet_time_;
+  while (tx_.flow_control_pending != 0) {
+    const auto vl = static_cast<std::uint8_t>(std::countr_zero(tx_.flow_control_pending));
+    tx_.flow_control_pending &= static_cast<std::uint16_t>(tx_.flow_control_pending - 1);
+    tx_.busy_until = std::max(sim.now(), tx_.busy_until) + flow_control_packet_time_;
     const std::uint32_t fctbs = vls_[vl].sender.fctbs();
     const std::uint32_t fccl = vls_[vl].receiver.fccl();
-    const sim::Time arrives_at = busy_until_ + link_.propagation_delay;
-    peer_inbox_->in_flight.push_back({arrives_at, fctbs, static_cast<std::uint16_t>(fccl), vl});
-    if (peer_inbox_->owner_waiting) {
-      peer_inbox_->owner_waiting = false;
-      sim.schedule(arrives_at, peer_, static_cast<std::uint8_t>(PortEventKind::flow_control_arrives), peer_number_);
+    const sim::Time arrives_at = tx_.busy_until + tx_.propagation_delay;
+    tx_.peer_inbox->in_flight.push_back({arrives_at, fctbs, static_cast<std::uint16_t>(fccl), vl});
+    if (tx_.peer_inbox->owner_waiting) {
+      tx_.peer_inbox->owner_waiting = false;
+      sim.schedule(arrives_at, tx_.peer, static_cast<std::uint8_t>(PortEventKind::flow_control_arrives),
+                   tx_.peer_number);
     }
-    vls_[vl].last_sent_fctbs = fctbs;
-    vls_[vl].last_sent_fccl = fccl;
-    ++counters_.flow_control_pkts;
+    vls_[vl].last_sent_fctbs = static_cast<std::uint16_t>(fctbs);
+    vls_[vl].last_sent_fccl = static_cast<std::uint16_t>(fccl);
+    ++flow_control_pkts_;
   }
 }
 
 bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
   assert(packet.in_port == number_);
-  const std::uint64_t words = (packet.wire_bytes + 3) / 4;
-  counters_.rcv_data_words += words;
-  counters_.rcv_pkts += 1;
+  VlState& state = vls_[packet.vl];
+  state.rcv_data_words += (packet.wire_bytes + 3) / 4;
+  state.rcv_pkts += 1;
   if (packet.vl == management_vl) {
     if (vl15_used_ >= config_.vl15_buffer_packets) {
       ++counters_.vl15_dropped;
@@ -221,7 +220,7 @@ void Port::release(sim::Simulator& sim, std::uint8_t vl, std::uint32_t wire_byte
     return;
   }
   vls_[vl].receiver.on_packet_freed(blocks_for(wire_bytes));
-  flow_control_pending_ |= static_cast<std::uint16_t>(1u << vl);
+  tx_.flow_control_pending |= static_cast<std::uint16_t>(1u << vl);
   if (may_start(sim.now())) {
     flush_flow_control(sim);
   }
@@ -236,10 +235,10 @@ void Port::on_flow_control_refresh(sim::Simulator& sim) {
   refresh_armed_ = false;
   for (int vl = 0; vl < data_vls_; ++vl) {
     if (vls_[vl].sender.fctbs() != vls_[vl].last_sent_fctbs || vls_[vl].receiver.fccl() != vls_[vl].last_sent_fccl) {
-      flow_control_pending_ |= static_cast<std::uint16_t>(1u << vl);
+      tx_.flow_control_pending |= static_cast<std::uint16_t>(1u << vl);
     }
   }
-  if (flow_control_pending_ != 0 && may_start(sim.now())) {
+  if (tx_.flow_control_pending != 0 && may_start(sim.now())) {
     flush_flow_control(sim);
   }
   // A pending FC packet left here goes out before the data packet in flight's successor, or at the owner's
@@ -257,9 +256,14 @@ void Port::arm_refresh(sim::Simulator& sim) {
 
 PortCounters Port::counters() const {
   PortCounters snapshot = counters_;
+  snapshot.flow_control_pkts = flow_control_pkts_;
   for (int vl = 0; vl < vl_slots; ++vl) {
     snapshot.xmit_data_words_by_vl[vl] = vls_[vl].xmit_data_words;
     snapshot.xmit_pkts_by_vl[vl] = vls_[vl].xmit_pkts;
+    snapshot.xmit_data_words += vls_[vl].xmit_data_words;
+    snapshot.xmit_pkts += vls_[vl].xmit_pkts;
+    snapshot.rcv_data_words += vls_[vl].rcv_data_words;
+    snapshot.rcv_pkts += vls_[vl].rcv_pkts;
   }
   return snapshot;
 }

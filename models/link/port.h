@@ -94,7 +94,10 @@ public:
 
   bool connected() const { return connected_; }
   /// Every packet this port sends goes to `tracer` (nullptr: none) as a span from first to last bit.
-  void set_tracer(sim::Tracer* tracer) { tracer_ = tracer; }
+  void set_tracer(sim::Tracer* tracer) {
+    tracer_ = tracer;
+    tracing_ = tracer != nullptr;
+  }
   /// The component the port belongs to (its name in reports: simulator.component_name()).
   std::uint32_t owner_component_id() const { return owner_component_id_; }
   std::uint8_t number() const { return number_; }
@@ -113,7 +116,7 @@ public:
 
   // Transmit side.
   /// Whether a new data packet may start: the last one has left (pending FC packets go before it).
-  bool may_start(sim::Time now) const { return data_busy_until_ <= now; }
+  bool may_start(sim::Time now) const { return tx_.data_busy_until <= now; }
   /// Whether the peer's advertised credits on `vl` cover a packet of `wire_bytes` (always true on VL15), after
   /// taking in the flow-control packets that have arrived by `now`.
   bool has_credits(sim::Time now, std::uint8_t vl, std::uint32_t wire_bytes);
@@ -128,7 +131,7 @@ public:
   void note_blocked(sim::Simulator& sim);
   /// The owner has nothing to send now: pending FC packets go out.
   void flush_flow_control(sim::Simulator& sim) {
-    if (flow_control_pending_ != 0) // usually nothing waits: keep the call cheap on every send and tx_done
+    if (tx_.flow_control_pending != 0) // usually nothing waits: keep the call cheap on every send and tx_done
       send_pending_flow_control(sim);
   }
 
@@ -165,34 +168,46 @@ private:
   void arm_refresh(sim::Simulator& sim);
   void trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at);
 
-  // Touched by every packet, kept together in the first cache lines.
-  sim::Time busy_until_;      ///< the serializer's last scheduled bit, data or FC
-  sim::Time data_busy_until_; ///< the last data packet's last bit
-  LinkConfig link_{};
-  sim::Time peer_arrival_delay_; ///< the peer's PortConfig::arrival_delay, at least its LRH time if cut-through
-  FlowControlInbox* peer_inbox_ = nullptr; ///< where our FC packets travel: the peer's inbox, on our link
-  sim::Target peer_;
-  std::uint8_t peer_number_ = 0;
-  bool peer_arrival_after_tail_ = false;
+  // What one packet touches, packed: the first line holds what sending reads and writes, the second what
+  // sending, arrival and flow control share; each VL's credits and counters fill one line of their own. The rest
+  // of the port (configuration, wiring, cold counters, tracing) is read only off the hot path.
+  struct alignas(64) TxState {
+    sim::Time busy_until;         ///< the serializer's last scheduled bit, data or FC
+    sim::Time data_busy_until;    ///< the last data packet's last bit
+    sim::Time propagation_delay;  ///< link_.propagation_delay
+    sim::Time peer_arrival_delay; ///< the peer's PortConfig::arrival_delay, at least its LRH time if cut-through
+    sim::Time memo_serialization; ///< serialization time of a packet of memo_wire_bytes
+    FlowControlInbox* peer_inbox = nullptr; ///< where our FC packets travel: the peer's inbox, on our link
+    sim::Target peer;
+    std::uint32_t memo_wire_bytes = 0; ///< size of the last packet serialized
+    std::uint8_t peer_number = 0;
+    bool peer_arrival_after_tail = false;
+    std::uint16_t flow_control_pending = 0; ///< bit v: an FC packet for VL v waits to be sent
+  };
+  static_assert(sizeof(TxState) == 64, "a send touches one line of port state");
+  TxState tx_;
+  FlowControlInbox inbox_;
+  sim::Time blocked_since_ = sim::Time::max();
+  sim::Time flow_control_packet_time_; ///< serialization of one 6-byte FC packet at the link's rate
+  std::uint64_t flow_control_pkts_ = 0;
   std::uint8_t data_vls_ = 0;
   bool refresh_armed_ = false;
-  std::uint16_t flow_control_pending_ = 0; ///< bit v: an FC packet for VL v waits to be sent
-  sim::Time flow_control_packet_time_;     ///< serialization of one 6-byte FC packet at the link's rate
-  std::uint32_t memo_wire_bytes_ = 0;      ///< size of the last packet serialized...
-  sim::Time memo_serialization_;           ///< ...and its serialization time
-  FlowControlInbox inbox_;
-  PortCounters counters_; ///< its per-VL arrays stay zero: counters() fills them from vls_
+  bool tracing_ = false; ///< tracer_ is set
+
   /// Everything one packet on one VL touches, together: one cache line per packet instead of five.
   struct alignas(64) VlState {
     CreditSender sender;
     CreditReceiver receiver{1};    // sized by connect()
     std::uint32_t blocks_sent = 0; ///< wraps at 2^32; in flight = sent - received, far below that
     std::uint32_t blocks_received = 0;
-    std::uint32_t last_sent_fctbs = 0;
-    std::uint32_t last_sent_fccl = 0;
+    std::uint16_t last_sent_fctbs = 0; ///< 12-bit counters
+    std::uint16_t last_sent_fccl = 0;
     std::uint64_t xmit_data_words = 0;
     std::uint64_t xmit_pkts = 0;
+    std::uint64_t rcv_data_words = 0;
+    std::uint64_t rcv_pkts = 0;
   };
+  static_assert(sizeof(VlState) == 64, "one VL's state fits one cache line");
   std::array<VlState, vl_slots> vls_{};
   VlArbiter arbiter_{VlArbConfig::opensm_default(1)};
 
@@ -203,8 +218,9 @@ private:
   bool connected_ = false;
   PortConfig config_{};
 
+  LinkConfig link_{};
+  PortCounters counters_; ///< xmit_wait and vl15_dropped; the rest live in vls_ and beside it (counters())
   sim::Tracer* tracer_ = nullptr;
-  sim::Time blocked_since_ = sim::Time::max();
   sim::Time wake_scheduled_at_ = sim::Time::max();
   std::uint32_t vl15_used_ = 0;
 };
