@@ -36,8 +36,11 @@ struct Packet {
   std::uint8_t out_vl = 0;                       ///< the current switch's SL2VL answer for (in_port, out_port, SL)
   Transport transport = Transport::rc;
   Opcode opcode = Opcode::send_only;
-  bool global_route = false; ///< carries a GRH
-  bool ack_request = false;  ///< BTH.A: the responder must acknowledge this packet
+  bool global_route : 1 = false; ///< carries a GRH
+  bool ack_request : 1 = false;  ///< BTH.A: the responder must acknowledge this packet
+  /// Per hop: the packet behind this one in the current switch's input FIFO (its value; invalid = none). The FIFO
+  /// lives in the packets it holds, so queueing touches no memory but theirs.
+  std::uint32_t next_in_queue = 0xffffffffu;
 };
 
 // One cache line per packet: every hop touches it.

@@ -135,30 +135,37 @@ void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
   }
   const std::uint16_t input_slot = slot(in, packet.vl);
   Input& input = inputs_[input_slot];
-  input.queue.push_back(handle);
-  if (input.queue.size() == 1) {
+  packet.next_in_queue = link::PacketHandle::invalid_value;
+  if (input.head.valid()) {
+    pool_[input.tail].next_in_queue = handle.value;
+    input.tail = handle;
+    return;
+  }
+  input.head = input.tail = handle;
+  if (!input.busy) {
     serve_head(sim, input_slot);
   }
 }
 
 void Switch::serve_head(sim::Simulator& sim, std::uint16_t input_slot) {
-  const link::Packet& head = pool_[inputs_[input_slot].queue.front()];
+  Input& input = inputs_[input_slot];
+  const link::Packet& head = pool_[input.head];
   if (head.out_port == management_port) {
     // The switch's own management agent consumes it at once (SMA processing time is not modelled).
-    const link::PacketHandle handle = inputs_[input_slot].queue.front();
+    const link::PacketHandle handle = input.head;
     const std::uint32_t wire_bytes = head.wire_bytes;
-    inputs_[input_slot].queue.pop_front();
+    input.head = link::PacketHandle{head.next_in_queue};
     pool_.release(handle);
     ++counters_.packets_to_management;
     ports_[input_slot / 16].release(sim, static_cast<std::uint8_t>(input_slot % 16), wire_bytes);
-    if (!inputs_[input_slot].queue.empty()) {
+    if (input.head.valid()) {
       serve_head(sim, input_slot);
     }
     return;
   }
   Output& output = outputs_[head.out_port];
   const std::uint16_t bit = static_cast<std::uint16_t>(1u << head.out_vl);
-  inputs_[input_slot].next_request = no_slot;
+  input.next_request = no_slot;
   if (output.requested_vls & bit) {
     inputs_[output.last_request[head.out_vl]].next_request = input_slot;
   } else {
@@ -179,7 +186,7 @@ void Switch::arbitrate(sim::Simulator& sim, std::uint8_t out_port) {
   std::uint16_t ready = 0;
   for (std::uint16_t vls = output.requested_vls; vls != 0; vls &= static_cast<std::uint16_t>(vls - 1)) {
     const int vl = std::countr_zero(vls);
-    const link::Packet& head = pool_[inputs_[output.first_request[vl]].queue.front()];
+    const link::Packet& head = pool_[inputs_[output.first_request[vl]].head];
     if (port.has_credits(sim.now(), static_cast<std::uint8_t>(vl), head.wire_bytes)) {
       ready |= static_cast<std::uint16_t>(1u << vl);
     }
@@ -194,13 +201,16 @@ void Switch::arbitrate(sim::Simulator& sim, std::uint8_t out_port) {
   if (output.first_request[vl] == no_slot) {
     output.requested_vls &= static_cast<std::uint16_t>(~(1u << vl));
   }
-  const link::PacketHandle handle = inputs_[input_slot].queue.front();
+  Input& input = inputs_[input_slot];
+  const link::PacketHandle handle = input.head;
   const link::Packet& packet = pool_[handle];
   // Read before send(): from then on the next hop owns the per-hop fields.
   const sim::Time tail_in_at = packet.last_bit_at;
+  input.head = link::PacketHandle{packet.next_in_queue};
+  input.busy = true;
+  input.sending_wire_bytes = packet.wire_bytes;
   output.sending = true;
   output.sending_from = input_slot;
-  output.sending_wire_bytes = packet.wire_bytes;
   const sim::Time done_at = port.send(sim, pool_, handle, static_cast<std::uint8_t>(vl), tail_in_at);
   sim.schedule(done_at, self_, static_cast<std::uint8_t>(Kind::tx_done), out_port);
 }
@@ -211,11 +221,10 @@ void Switch::on_tx_done(sim::Simulator& sim, std::uint8_t out_port) {
   output.sending = false;
   const std::uint16_t input_slot = output.sending_from;
   Input& input = inputs_[input_slot];
-  // The packet is downstream now; only its handle is still queued here.
-  input.queue.pop_front();
+  input.busy = false;
   ++counters_.packets_forwarded;
-  ports_[input_slot / 16].release(sim, static_cast<std::uint8_t>(input_slot % 16), output.sending_wire_bytes);
-  if (!input.queue.empty()) {
+  ports_[input_slot / 16].release(sim, static_cast<std::uint8_t>(input_slot % 16), input.sending_wire_bytes);
+  if (input.head.valid()) {
     serve_head(sim, input_slot);
   }
   arbitrate(sim, out_port);
@@ -240,9 +249,10 @@ std::string Switch::check_invariants() const {
     }
     for (std::uint8_t vl = 0; vl < ports_[p].data_vls(); ++vl) {
       const Input& input = inputs_[slot(static_cast<std::uint8_t>(p), vl)];
-      std::uint64_t queued_blocks = 0;
-      for (std::uint32_t i = 0; i < input.queue.size(); ++i) {
-        queued_blocks += link::blocks_for(pool_[input.queue[i]].wire_bytes);
+      // The packet leaving from here (if any) still holds its blocks.
+      std::uint64_t queued_blocks = input.busy ? link::blocks_for(input.sending_wire_bytes) : 0;
+      for (link::PacketHandle h = input.head; h.valid(); h = link::PacketHandle{pool_[h].next_in_queue}) {
+        queued_blocks += link::blocks_for(pool_[h].wire_bytes);
       }
       if (queued_blocks != ports_[p].used_blocks(vl)) {
         problems += "buffer-accounting: p" + std::to_string(p) + " vl" + std::to_string(vl) + " holds " +

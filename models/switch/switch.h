@@ -78,19 +78,26 @@ public:
 
 private:
   static constexpr std::uint16_t no_slot = 0xffff;
+  /// One input buffer's FIFO of packets, threaded through Packet::next_in_queue. Its head is the only packet
+  /// that may move; once it starts out it leaves the FIFO, but the input stays busy (and its blocks held) until
+  /// its last bit has left, so the next head waits for that.
   struct Input {
-    sim::Ring<link::PacketHandle> queue;  ///< FIFO; the front is the only packet that may move
+    link::PacketHandle head; ///< invalid: empty
+    link::PacketHandle tail;
+    std::uint32_t sending_wire_bytes = 0; ///< of the packet leaving from here, if busy
     std::uint16_t next_request = no_slot; ///< the input slot behind this one in its output VL's request list
+    bool busy = false;                    ///< a packet from here is leaving through an output
   };
+  static_assert(sizeof(Input) == 16, "four inputs per cache line");
   /// An input has at most one request out (its head's), so each output VL's waiting inputs form a list threaded
   /// through the inputs themselves: no queue storage, and an output's state fits one cache line.
   struct Output {
-    std::array<std::uint16_t, link::vl_slots> first_request; ///< per output VL: oldest waiting input slot
-    std::array<std::uint16_t, link::vl_slots> last_request;  ///< per output VL: newest waiting input slot
+    // Hot first: with few VLs in use, an output's whole state is one cache line.
     std::uint16_t requested_vls = 0;                         ///< bit v: VL v has waiting inputs
     bool sending = false;                                    ///< a packet has started and not yet left
     std::uint16_t sending_from = 0;                          ///< its input slot (port * 16 + VL)
-    std::uint32_t sending_wire_bytes = 0;
+    std::array<std::uint16_t, link::vl_slots> first_request; ///< per output VL: oldest waiting input slot
+    std::array<std::uint16_t, link::vl_slots> last_request;  ///< per output VL: newest waiting input slot
   };
 
   static std::uint16_t slot(std::uint8_t port, std::uint8_t vl) { return static_cast<std::uint16_t>(port * 16 + vl); }
