@@ -15,7 +15,6 @@
 
 #include "models/link/link.h"
 #include "sim/params.h"
-#include "sim/ring.h"
 
 namespace ib::sw {
 
