@@ -68,6 +68,7 @@ Fabric::Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType s
     ordinal_[n] = static_cast<std::int32_t>(switches_.size());
     switches_.emplace_back(params, sim::Target{switch_type, static_cast<std::uint32_t>(switches_.size())},
                            sim.add_component(node.name), pool);
+    switch_at_.push_back(&switches_.back());
   }
 
   const auto port_of = [&](const topo::PortRef& end) -> link::Port& {

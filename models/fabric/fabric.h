@@ -44,7 +44,7 @@ public:
   std::size_t switch_count() const { return switches_.size(); }
   /// The switch of node `node` (a switch node).
   sw::Switch& switch_of(topo::NodeIndex node) { return switches_[static_cast<std::size_t>(ordinal_[node])]; }
-  void on_switch_event(sim::Simulator& sim, const sim::Event& event) { switches_[event.index].on_event(sim, event); }
+  void on_switch_event(sim::Simulator& sim, const sim::Event& event) { switch_at_[event.index]->on_event(sim, event); }
 
   /// Every cabled port pair, for counters.
   const std::vector<std::pair<link::Port*, link::Port*>>& links() const { return links_; }
@@ -53,7 +53,8 @@ public:
   std::string check_invariants(bool quiescent) const;
 
 private:
-  std::deque<sw::Switch> switches_; ///< stable addresses: ports are bound to their switch
+  std::deque<sw::Switch> switches_;    ///< stable addresses: ports are bound to their switch
+  std::vector<sw::Switch*> switch_at_; ///< the same, for dispatch without a deque's two-level lookup
   std::vector<std::int32_t> ordinal_;
   std::vector<std::pair<link::Port*, link::Port*>> links_;
 };

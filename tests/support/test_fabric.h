@@ -54,6 +54,7 @@ public:
     const std::uint32_t id = sim.add_component(name);
     const auto index = static_cast<std::uint32_t>(switches.size());
     switches.emplace_back(params, sim::Target{switch_type, index}, id, pool);
+    switch_at.push_back(&switches.back());
     nodes.push_back({false, index});
     return switches.back();
   }
@@ -64,6 +65,7 @@ public:
     const std::uint32_t id = sim.add_component(name);
     const auto index = static_cast<std::uint32_t>(endpoints.size());
     endpoints.emplace_back(sim::Target{endpoint_type, index}, id, lid, pool, config, sim.rng_for(id));
+    endpoint_at.push_back(&endpoints.back());
     nodes.push_back({true, index});
     return endpoints.back();
   }
@@ -97,10 +99,10 @@ public:
     auto dispatch = [this](const sim::Event& event) {
       switch (event.type) {
       case switch_type:
-        switches[event.index].on_event(sim, event);
+        switch_at[event.index]->on_event(sim, event);
         return;
       case endpoint_type:
-        endpoints[event.index].on_event(sim, event);
+        endpoint_at[event.index]->on_event(sim, event);
         return;
       default:
         return;
@@ -133,6 +135,9 @@ public:
   link::PacketPool pool;
   std::deque<sw::Switch> switches;
   std::deque<PacketEndpoint> endpoints;
+  // The same, indexed by event.index without a deque's two-level lookup on every event.
+  std::vector<sw::Switch*> switch_at;
+  std::vector<PacketEndpoint*> endpoint_at;
   std::vector<std::pair<link::Port*, link::Port*>> links;
 
 private:
