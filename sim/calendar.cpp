@@ -21,12 +21,6 @@ constexpr std::size_t max_buckets = 2048;
 // Events sampled to estimate the far list's quantile at a rebuild.
 constexpr std::size_t quantile_samples = 128;
 
-// (time, seq) as one unsigned 128-bit key, in fires_before's order: one compare instead of two.
-unsigned __int128 order_key(const Event& event) {
-  return static_cast<unsigned __int128>(static_cast<std::uint64_t>(event.time.ps()) ^ (std::uint64_t{1} << 63)) << 64 |
-         event.seq;
-}
-
 // A function object, not a function pointer, so that the heap and sort algorithms inline it.
 struct LaterFirst {
   bool operator()(const Event& a, const Event& b) const { return order_key(a) > order_key(b); }
@@ -68,12 +62,12 @@ Time saturating_add(Time start, std::uint64_t offset) {
 }
 } // namespace
 
-Calendar::Calendar()
+LadderQueue::LadderQueue()
     : run_end_(Time::from_ps(std::numeric_limits<std::int64_t>::min())),
       accept_end_(Time::from_ps(std::numeric_limits<std::int64_t>::min())),
       window_start_(Time::from_ps(std::numeric_limits<std::int64_t>::min())) {}
 
-void Calendar::push(const Event& event) {
+void LadderQueue::push(const Event& event) {
   ++size_;
   // Unsigned: before the first window, window_start_ is the most negative time and the difference would overflow.
   const std::uint64_t offset =
@@ -92,7 +86,7 @@ void Calendar::push(const Event& event) {
     far_.push_back(event);
 }
 
-void Calendar::push_to_bucket(std::size_t bucket, const Event& event) {
+void LadderQueue::push_to_bucket(std::size_t bucket, const Event& event) {
   Bucket& list = buckets_[bucket];
   if (list.tail == no_chunk || chunks_[list.tail].count == chunk_events) {
     std::uint32_t chunk;
@@ -118,18 +112,18 @@ void Calendar::push_to_bucket(std::size_t bucket, const Event& event) {
   ++list.size;
 }
 
-Time Calendar::next_time() {
+const Event& LadderQueue::peek() {
   assert(!empty());
   for (;;) {
     if (run_next_ != run_last_)
-      return late_.empty() ? run_next_->time : std::min(run_next_->time, late_.front().time);
+      return late_.empty() || later_first(late_.front(), *run_next_) ? *run_next_ : late_.front();
     if (late_is_next())
-      return late_.front().time;
+      return late_.front();
     refill();
   }
 }
 
-Event Calendar::pop() {
+Event LadderQueue::pop() {
   assert(!empty());
   for (;;) {
     if (run_next_ != run_last_ && (late_.empty() || later_first(late_.front(), *run_next_))) {
@@ -148,7 +142,7 @@ Event Calendar::pop() {
   }
 }
 
-void Calendar::refill() {
+void LadderQueue::refill() {
   assert(run_next_ == run_last_ && unopened() > 0);
   if (open_next_fine_slice())
     return;
@@ -161,7 +155,7 @@ void Calendar::refill() {
   open_coarse_bucket(bucket);
 }
 
-bool Calendar::open_next_fine_slice() {
+bool LadderQueue::open_next_fine_slice() {
   while (fine_next_ < fine_count_ && fine_offsets_[fine_next_] == fine_offsets_[fine_next_ + 1])
     ++fine_next_;
   if (fine_next_ == fine_count_)
@@ -175,7 +169,7 @@ bool Calendar::open_next_fine_slice() {
   return true;
 }
 
-void Calendar::open_coarse_bucket(std::size_t bucket) {
+void LadderQueue::open_coarse_bucket(std::size_t bucket) {
   Bucket list = buckets_[bucket];
   buckets_[bucket] = Bucket{};
   occupied_[bucket >> 6] &= ~(std::uint64_t{1} << (bucket & 63));
@@ -231,7 +225,7 @@ void Calendar::open_coarse_bucket(std::size_t bucket) {
   assert(opened);
 }
 
-std::size_t Calendar::find_occupied_bucket(std::size_t from) const {
+std::size_t LadderQueue::find_occupied_bucket(std::size_t from) const {
   std::size_t word = from >> 6;
   if (word >= occupied_.size() || from >= bucket_count_)
     return bucket_count_;
@@ -245,7 +239,7 @@ std::size_t Calendar::find_occupied_bucket(std::size_t from) const {
   return std::min(bucket_count_, (word << 6) + static_cast<std::size_t>(std::countr_zero(bits)));
 }
 
-void Calendar::rebuild_window() {
+void LadderQueue::rebuild_window() {
   // Every bucket and slice has been consumed, so all unopened events are in far_.
   assert(!far_.empty());
   const std::size_t n = far_.size();
@@ -286,6 +280,44 @@ void Calendar::rebuild_window() {
       far_[kept++] = event;
   }
   far_.resize(kept);
+}
+
+void Calendar::heap_insert(unsigned __int128 key, std::uint8_t lane) {
+  std::size_t hole = heap_size_++;
+  while (hole > 0 && key < heap_key_[(hole - 1) / 2]) {
+    heap_key_[hole] = heap_key_[(hole - 1) / 2];
+    heap_lane_[hole] = heap_lane_[(hole - 1) / 2];
+    hole = (hole - 1) / 2;
+  }
+  heap_key_[hole] = key;
+  heap_lane_[hole] = lane;
+}
+
+void Calendar::heap_pop() {
+  --heap_size_;
+  if (heap_size_ != 0)
+    sift_down(0, heap_key_[heap_size_], heap_lane_[heap_size_]);
+}
+
+void Calendar::heap_replace_top(unsigned __int128 key) {
+  sift_down(0, key, heap_lane_[0]);
+}
+
+void Calendar::sift_down(std::size_t hole, unsigned __int128 key, std::uint8_t lane) {
+  for (;;) {
+    std::size_t child = 2 * hole + 1;
+    if (child >= heap_size_)
+      break;
+    if (child + 1 < heap_size_ && heap_key_[child + 1] < heap_key_[child])
+      ++child;
+    if (!(heap_key_[child] < key))
+      break;
+    heap_key_[hole] = heap_key_[child];
+    heap_lane_[hole] = heap_lane_[child];
+    hole = child;
+  }
+  heap_key_[hole] = key;
+  heap_lane_[hole] = lane;
 }
 
 } // namespace sim

@@ -1,34 +1,44 @@
-// The kernel's pending-event set: a monotone two-level bucket queue, after the ladder queue (Tang, Goh and Thng,
-// "Ladder queue: an O(1) priority queue structure for large-scale discrete event simulation", TOMACS 2005).
+// The kernel's pending-event set (DESIGN §4): FIFO lanes for the delays that recur, in front of a ladder queue
+// for everything else.
 //
-// Simulated time never goes back, so the queue need only be ordered near the present. Events due soon sit in a
-// window of at most a few thousand coarse buckets, unsorted; the window's width adapts, at each rebuild, to the
-// number and spread of the pending events. Few buckets means their tails stay in cache, so a push is a streaming
-// append whatever the population. When a coarse bucket comes up it is either sorted directly (if small) or split by
-// a counting sort, in cache, into fine slices that are sorted one at a time. Events beyond the window wait, unsorted,
-// in a far list. Events pushed into the open coarse bucket's range go to a small heap beside the sorted run. Buckets
-// are lists of fixed-size chunks from one shared free list, so memory is bounded by the pending events and nothing
-// allocates once the pools have reached their working size.
+// A fabric schedules most of its events a fixed delay ahead: a packet's serialization, a cable plus a switch's
+// latency, a refresh period. Events pushed the same delay after successive pops come in time order, so a FIFO
+// holds them sorted at the cost of an append; the calendar keeps up to `lane_count` such lanes, keyed by delay,
+// and merges their heads through a small heap. An event whose delay has no lane, or would break its lane's order
+// (an event put back), goes to the ladder queue, which orders anything.
+//
+// The ladder queue is a monotone two-level bucket queue, after Tang, Goh and Thng ("Ladder queue: an O(1) priority
+// queue structure for large-scale discrete event simulation", TOMACS 2005). Simulated time never goes back, so the
+// queue need only be ordered near the present. Events due soon sit in a window of at most a few thousand coarse
+// buckets, unsorted; the window's width adapts, at each rebuild, to the number and spread of the pending events.
+// Few buckets means their tails stay in cache, so a push is a streaming append whatever the population. When a
+// coarse bucket comes up it is either sorted directly (if small) or split by a counting sort, in cache, into fine
+// slices that are sorted one at a time. Events beyond the window wait, unsorted, in a far list. Events pushed into
+// the open coarse bucket's range go to a small heap beside the sorted run. Buckets are lists of fixed-size chunks
+// from one shared free list, so memory is bounded by the pending events and nothing allocates once the pools have
+// reached their working size.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
 #include "sim/event.h"
+#include "sim/ring.h"
 
 namespace sim {
 
-class Calendar {
+class LadderQueue {
 public:
-  Calendar();
+  LadderQueue();
 
   /// Adds an event. Its time must not be earlier than the last event popped.
   void push(const Event& event);
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
-  /// Time of the earliest pending event; the calendar must not be empty.
-  Time next_time();
-  /// Removes and returns the earliest pending event; the calendar must not be empty.
+  /// The earliest pending event, valid until the next push or pop; the queue must not be empty.
+  const Event& peek();
+  /// Removes and returns the earliest pending event; the queue must not be empty.
   Event pop();
 
 private:
@@ -89,6 +99,142 @@ private:
 
   // Events at or after the window's end, unsorted.
   std::vector<Event> far_;
+};
+
+/// (time, seq) as one unsigned 128-bit key, in fires_before's order: one compare instead of two.
+inline unsigned __int128 order_key(const Event& event) {
+  return static_cast<unsigned __int128>(static_cast<std::uint64_t>(event.time.ps()) ^ (std::uint64_t{1} << 63)) << 64 |
+         event.seq;
+}
+
+class Calendar {
+public:
+  /// Adds an event. Its time must not be earlier than the last event popped.
+  void push(const Event& event) {
+    ++size_;
+    // Unsigned: before the first pop, last_popped_ is the most negative time.
+    const std::uint64_t delay = static_cast<std::uint64_t>(event.time.ps()) - last_popped_;
+    const std::size_t index = lane_of(delay);
+    Lane& lane = lanes_[index];
+    if (lane.delay == delay) {
+      const unsigned __int128 key = order_key(event);
+      if (lane.events.empty()) {
+        if (lane.repeats < lane_admission_repeats) {
+          // Not yet: a delay seen by chance (random delays meet now and then) would keep a lone event in the
+          // lane heap, and every pop would pay for comparing against it.
+          ++lane.repeats;
+          return push_to_ladder(event);
+        }
+        lane.events.push_back(event);
+        lane.last_key = key;
+        heap_insert(key, static_cast<std::uint8_t>(index));
+        return;
+      }
+      if (key > lane.last_key) {
+        lane.events.push_back(event);
+        lane.last_key = key;
+        return;
+      }
+    } else if (lane.events.empty()) {
+      lane.delay = delay; // the lane will serve this delay if it recurs
+      lane.repeats = 0;
+    }
+    push_to_ladder(event);
+  }
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  /// Time of the earliest pending event; the calendar must not be empty.
+  Time next_time() {
+    if (heap_size_ != 0 && heap_key_[0] < ladder_front_key())
+      return lanes_[heap_lane_[0]].events.front().time;
+    return ladder_.peek().time;
+  }
+  /// Pops the earliest pending event into `event` if there is one due no later than `until`; else returns
+  /// false and changes nothing. One decision where next_time() then pop() would take two.
+  bool pop_due(Time until, Event& event) {
+    if (size_ == 0)
+      return false;
+    if (heap_size_ != 0 && heap_key_[0] < ladder_front_key()) {
+      Lane& lane = lanes_[heap_lane_[0]];
+      if (lane.events.front().time > until)
+        return false;
+      event = lane.events.front();
+      lane.events.pop_front();
+      if (lane.events.empty())
+        heap_pop();
+      else
+        heap_replace_top(order_key(lane.events.front()));
+    } else {
+      if (ladder_.peek().time > until)
+        return false;
+      event = ladder_.pop();
+      ladder_key_valid_ = false;
+    }
+    --size_;
+    last_popped_ = static_cast<std::uint64_t>(event.time.ps());
+    return true;
+  }
+  /// Removes and returns the earliest pending event; the calendar must not be empty.
+  Event pop() {
+    --size_;
+    if (heap_size_ != 0 && heap_key_[0] < ladder_front_key()) {
+      Lane& lane = lanes_[heap_lane_[0]];
+      const Event event = lane.events.front();
+      lane.events.pop_front();
+      if (lane.events.empty())
+        heap_pop();
+      else
+        heap_replace_top(order_key(lane.events.front()));
+      last_popped_ = static_cast<std::uint64_t>(event.time.ps());
+      return event;
+    }
+    const Event event = ladder_.pop();
+    ladder_key_valid_ = false; // found again only when a lane competes: a lone ladder pays nothing for lanes
+    last_popped_ = static_cast<std::uint64_t>(event.time.ps());
+    return event;
+  }
+
+private:
+  static constexpr std::size_t lane_count = 64;
+  struct Lane {
+    sim::Ring<Event> events{16};    // allocated up front: a lane first used after warm-up allocates nothing
+    unsigned __int128 last_key = 0; ///< of the newest event, which every later one must exceed
+    std::uint64_t delay = ~std::uint64_t{0};
+    std::uint8_t repeats = 0; ///< pushes of `delay` seen while the lane was empty, up to lane_admission_repeats
+  };
+  /// Events of one delay pushed while its lane is empty before the lane takes them.
+  static constexpr std::uint8_t lane_admission_repeats = 4;
+  static std::size_t lane_of(std::uint64_t delay) {
+    return static_cast<std::size_t>((delay * 0x9e3779b97f4a7c15ull) >> 58); // Fibonacci hashing: top 6 bits
+  }
+  void heap_insert(unsigned __int128 key, std::uint8_t lane);
+  void heap_pop();
+  void heap_replace_top(unsigned __int128 key);
+  void sift_down(std::size_t hole, unsigned __int128 key, std::uint8_t lane);
+  void push_to_ladder(const Event& event) {
+    ladder_.push(event);
+    if (ladder_key_valid_ && order_key(event) < ladder_front_key_)
+      ladder_front_key_ = order_key(event);
+  }
+  unsigned __int128 ladder_front_key() {
+    if (!ladder_key_valid_) {
+      ladder_front_key_ = ladder_.empty() ? no_key : order_key(ladder_.peek());
+      ladder_key_valid_ = true;
+    }
+    return ladder_front_key_;
+  }
+  static constexpr unsigned __int128 no_key = ~static_cast<unsigned __int128>(0);
+
+  std::size_t size_ = 0;
+  std::uint64_t last_popped_ = static_cast<std::uint64_t>(std::int64_t{-1} << 63); // Time min, as uint64
+  std::array<Lane, lane_count> lanes_;
+  // Min-heap of the non-empty lanes by the order_key of their front events, keys and lanes side by side.
+  std::array<unsigned __int128, lane_count> heap_key_{};
+  std::array<std::uint8_t, lane_count> heap_lane_{};
+  std::size_t heap_size_ = 0;
+  LadderQueue ladder_;
+  unsigned __int128 ladder_front_key_ = no_key; ///< order_key of the ladder's earliest event; no_key if empty
+  bool ladder_key_valid_ = true;
 };
 
 } // namespace sim

@@ -58,8 +58,8 @@ public:
   template <class Dispatch>
   void run_until(Dispatch& dispatch, Time until) {
     stop_requested_ = false;
-    while (!stop_requested_ && !calendar_.empty() && calendar_.next_time() <= until) {
-      const Event event = calendar_.pop();
+    Event event;
+    while (!stop_requested_ && calendar_.pop_due(until, event)) {
       now_ = event.time;
       if (++events_dispatched_ == next_progress_at_)
         report_progress();
