@@ -299,10 +299,6 @@ void Calendar::heap_pop() {
     sift_down(0, heap_key_[heap_size_], heap_lane_[heap_size_]);
 }
 
-void Calendar::heap_replace_top(unsigned __int128 key) {
-  sift_down(0, key, heap_lane_[0]);
-}
-
 void Calendar::sift_down(std::size_t hole, unsigned __int128 key, std::uint8_t lane) {
   for (;;) {
     std::size_t child = 2 * hole + 1;

@@ -40,6 +40,10 @@ public:
   const Event& peek();
   /// Removes and returns the earliest pending event; the queue must not be empty.
   Event pop();
+  /// The event `ahead` places after the earliest in the open run, or nullptr; a prefetch hint (Calendar).
+  const Event* peek_ahead(std::size_t ahead) const {
+    return ahead < static_cast<std::size_t>(run_last_ - run_next_) ? run_next_ + ahead : nullptr;
+  }
 
 private:
   void refill();
@@ -143,6 +147,14 @@ public:
   }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
+  /// An event expected to fire soon: `ahead` places into the lane (or ladder run) holding the earliest pending
+  /// event, or nullptr. A hint for prefetching, not an order: other lanes interleave with it.
+  const Event* peek_ahead(std::size_t ahead) const {
+    if (heap_size_ == 0)
+      return ladder_.peek_ahead(ahead);
+    const Lane& lane = lanes_[heap_lane_[0]];
+    return ahead < lane.events.size() ? &lane.events[static_cast<std::uint32_t>(ahead)] : nullptr;
+  }
   /// Time of the earliest pending event; the calendar must not be empty.
   Time next_time() {
     if (heap_size_ != 0 && heap_key_[0] < ladder_front_key())
@@ -209,7 +221,23 @@ private:
   }
   void heap_insert(unsigned __int128 key, std::uint8_t lane);
   void heap_pop();
-  void heap_replace_top(unsigned __int128 key);
+  /// The top lane's front changed to `key` (later than before): sift it down. Inline, as it runs once per pop.
+  void heap_replace_top(unsigned __int128 key) {
+    const std::uint8_t lane = heap_lane_[0];
+    std::size_t hole = 0;
+    for (std::size_t child = 1; child < heap_size_; child = 2 * hole + 1) {
+      unsigned __int128 child_key = heap_key_[child];
+      if (child + 1 < heap_size_ && heap_key_[child + 1] < child_key)
+        child_key = heap_key_[++child];
+      if (key < child_key)
+        break;
+      heap_key_[hole] = child_key;
+      heap_lane_[hole] = heap_lane_[child];
+      hole = child;
+    }
+    heap_key_[hole] = key;
+    heap_lane_[hole] = lane;
+  }
   void sift_down(std::size_t hole, unsigned __int128 key, std::uint8_t lane);
   void push_to_ladder(const Event& event) {
     ladder_.push(event);

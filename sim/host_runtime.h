@@ -22,6 +22,20 @@
 namespace sim {
 
 class HostRuntime;
+/// Program events to the runtime, the rest to the fabric's dispatcher (and its prefetch, if it has one).
+template <class Dispatch>
+struct CompositeDispatch {
+  Dispatch& fabric;
+  HostRuntime& runtime;
+  void operator()(const Event& event);
+  void prefetch(const Event& event) requires requires { fabric.prefetch(event); }
+  {
+    if (event.type != program_component_type)
+      fabric.prefetch(event);
+  }
+};
+
+class HostRuntime;
 
 /// Something the fabric raises and a program waits on (a completion channel, a CQ event). It counts
 /// notifications, so a notify before the wait is not lost.
@@ -86,16 +100,8 @@ public:
   /// program. Exceptions thrown by the fabric or a program end the run and are rethrown here.
   template <class Dispatch>
   Outcome run(Dispatch& fabric_dispatch, Time until) {
-    struct Composite {
-      Dispatch& fabric;
-      HostRuntime& runtime;
-      void operator()(const Event& event) {
-        if (event.type == program_component_type)
-          runtime.on_program_event(event);
-        else
-          fabric(event);
-      }
-    } composite{fabric_dispatch, *this};
+    using Composite = CompositeDispatch<Dispatch>;
+    Composite composite{fabric_dispatch, *this};
     // One indirect call per burst of fabric events (one per program wake-up), never per event.
     burst_context_ = &composite;
     burst_ = [](void* context, Simulator& sim, Time until_at) {
@@ -107,6 +113,8 @@ public:
 private:
   friend class Program;
   friend class Signal;
+  template <class Dispatch>
+  friend struct CompositeDispatch;
   struct ProgramState;
   enum class Kind : std::uint8_t { wake };
 
@@ -135,5 +143,13 @@ private:
   std::exception_ptr failure_;
   Outcome outcome_;
 };
+
+template <class Dispatch>
+void CompositeDispatch<Dispatch>::operator()(const Event& event) {
+  if (event.type == program_component_type)
+    runtime.on_program_event(event);
+  else
+    fabric(event);
+}
 
 } // namespace sim

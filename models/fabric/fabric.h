@@ -45,6 +45,8 @@ public:
   /// The switch of node `node` (a switch node).
   sw::Switch& switch_of(topo::NodeIndex node) { return switches_[static_cast<std::size_t>(ordinal_[node])]; }
   void on_switch_event(sim::Simulator& sim, const sim::Event& event) { switch_at_[event.index]->on_event(sim, event); }
+  void prefetch_switch_event(const sim::Event& event) const { switch_at_[event.index]->prefetch(event); }
+  void prefetch_switch_event_near(const sim::Event& event) const { switch_at_[event.index]->prefetch_near(event); }
 
   /// Every cabled port pair, for counters.
   const std::vector<std::pair<link::Port*, link::Port*>>& links() const { return links_; }

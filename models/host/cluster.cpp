@@ -98,12 +98,23 @@ void Cluster::spawn(std::string_view host_name, std::string program_name, std::f
 }
 
 sim::HostRuntime::Outcome Cluster::run(sim::Time until) {
-  auto dispatch = [this](const sim::Event& e) {
-    if (e.type == switch_type)
-      fabric_->on_switch_event(sim_, e);
-    else
-      hosts_[e.index].hca->on_event(sim_, e);
-  };
+  struct Dispatch {
+    Cluster& cluster;
+    void operator()(const sim::Event& e) {
+      if (e.type == switch_type)
+        cluster.fabric_->on_switch_event(cluster.sim_, e);
+      else
+        cluster.hosts_[e.index].hca->on_event(cluster.sim_, e);
+    }
+    void prefetch(const sim::Event& e) const {
+      if (e.type == switch_type)
+        cluster.fabric_->prefetch_switch_event(e);
+    }
+    void prefetch_near(const sim::Event& e) const {
+      if (e.type == switch_type)
+        cluster.fabric_->prefetch_switch_event_near(e);
+    }
+  } dispatch{*this};
   return runtime_.run(dispatch, until);
 }
 

@@ -114,6 +114,13 @@ public:
   VlArbiter& arbiter() { return arbiter_; }
   void set_vl_arbitration(const VlArbConfig& config) { arbiter_ = VlArbiter(config); }
 
+  /// Prefetch hints for the owner (Simulator::run_until): the lines an arrival on `vl`, and a send, touch first.
+  void prefetch_receive(std::uint8_t vl) const { __builtin_prefetch(&vls_[vl % vl_slots]); }
+  void prefetch_send() const {
+    __builtin_prefetch(&tx_);
+    __builtin_prefetch(&inbox_);
+  }
+
   // Transmit side.
   /// Whether a new data packet may start: the last one has left (pending FC packets go before it).
   bool may_start(sim::Time now) const { return tx_.data_busy_until <= now; }
@@ -192,7 +199,8 @@ private:
   std::uint64_t flow_control_pkts_ = 0;
   std::uint8_t data_vls_ = 0;
   bool refresh_armed_ = false;
-  bool tracing_ = false; ///< tracer_ is set
+  bool tracing_ = false;   ///< tracer_ is set
+  bool connected_ = false; ///< here, not with the wiring: a switch checks its output's on every arrival
 
   /// Everything one packet on one VL touches, together: one cache line per packet instead of five.
   struct alignas(64) VlState {
@@ -215,7 +223,6 @@ private:
   sim::Target owner_;
   std::uint32_t owner_component_id_ = 0;
   std::uint8_t number_ = 0;
-  bool connected_ = false;
   PortConfig config_{};
 
   LinkConfig link_{};

@@ -110,6 +110,21 @@ void Switch::on_event(sim::Simulator& sim, const sim::Event& event) {
   assert(false && "unknown switch event kind");
 }
 
+void Switch::prefetch_near(const sim::Event& event) const {
+  if (event.kind == static_cast<std::uint8_t>(Kind::packet_arrives)) {
+    const link::Packet& packet = pool_[link::PacketHandle{event.handle}];
+    ports_[packet.in_port].prefetch_receive(packet.vl);
+    if (packet.dlid < lft_.size())
+      __builtin_prefetch(&lft_[packet.dlid]);
+    __builtin_prefetch(&inputs_[slot(packet.in_port, packet.vl)]);
+  } else if (event.kind == static_cast<std::uint8_t>(Kind::tx_done)) {
+    const Output& output = outputs_[event.handle];
+    __builtin_prefetch(&inputs_[output.sending_from]);
+    ports_[output.sending_from / 16].prefetch_receive(static_cast<std::uint8_t>(output.sending_from % 16));
+    ports_[event.handle].prefetch_send();
+  }
+}
+
 void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
   link::Packet& packet = pool_[handle];
   const std::uint8_t in = packet.in_port;

@@ -70,6 +70,16 @@ public:
   void set_sl_to_vl(std::uint8_t in_port, std::uint8_t out_port, const std::array<std::uint8_t, 16>& vl_by_sl);
 
   void on_event(sim::Simulator& sim, const sim::Event& event);
+  /// Starts loading what on_event(`event`) will touch first (the packet, or the output), a few events ahead.
+  void prefetch(const sim::Event& event) const {
+    if (event.kind == static_cast<std::uint8_t>(Kind::packet_arrives))
+      __builtin_prefetch(&pool_[link::PacketHandle{event.handle}]);
+    else if (event.kind == static_cast<std::uint8_t>(Kind::tx_done))
+      __builtin_prefetch(&outputs_[event.handle]);
+  }
+  /// The next event's second wave, found from what prefetch() loaded: the arriving packet's port, LFT entry and
+  /// input, or the leaving packet's input and both ports.
+  void prefetch_near(const sim::Event& event) const;
 
   const Counters& counters() const { return counters_; }
   /// Buffer accounting: each input VL's used blocks equal its queued packets' (`buffer-accounting`); "" if so.

@@ -127,6 +127,23 @@ public:
     }
   }
 
+  /// Starts loading what on_event(`event`) will touch first.
+  void prefetch(const sim::Event& event) const {
+    if (event.kind == static_cast<std::uint8_t>(Kind::packet_arrives))
+      __builtin_prefetch(&pool_[link::PacketHandle{event.handle}]);
+    else
+      __builtin_prefetch(this);
+  }
+  /// Then what depends on the packet: its VL's credits and its source's sequence number.
+  void prefetch_near(const sim::Event& event) const {
+    if (event.kind == static_cast<std::uint8_t>(Kind::packet_arrives)) {
+      const link::Packet& packet = pool_[link::PacketHandle{event.handle}];
+      port_.prefetch_receive(packet.vl);
+      if (const std::uint32_t* last_seq = last_seq_.find(packet.slid, packet.sl))
+        __builtin_prefetch(last_seq);
+    }
+  }
+
   void on_event(sim::Simulator& sim, const sim::Event& event) {
     switch (static_cast<Kind>(event.kind)) {
     case Kind::packet_arrives: {

@@ -96,18 +96,33 @@ public:
   }
 
   void run(sim::Time until) {
-    auto dispatch = [this](const sim::Event& event) {
-      switch (event.type) {
-      case switch_type:
-        switch_at[event.index]->on_event(sim, event);
-        return;
-      case endpoint_type:
-        endpoint_at[event.index]->on_event(sim, event);
-        return;
-      default:
-        return;
+    struct Dispatch {
+      TestFabric& net;
+      void operator()(const sim::Event& event) {
+        switch (event.type) {
+        case switch_type:
+          net.switch_at[event.index]->on_event(net.sim, event);
+          return;
+        case endpoint_type:
+          net.endpoint_at[event.index]->on_event(net.sim, event);
+          return;
+        default:
+          return;
+        }
       }
-    };
+      void prefetch(const sim::Event& event) const {
+        if (event.type == switch_type)
+          net.switch_at[event.index]->prefetch(event);
+        else if (event.type == endpoint_type)
+          net.endpoint_at[event.index]->prefetch(event);
+      }
+      void prefetch_near(const sim::Event& event) const {
+        if (event.type == switch_type)
+          net.switch_at[event.index]->prefetch_near(event);
+        else if (event.type == endpoint_type)
+          net.endpoint_at[event.index]->prefetch_near(event);
+      }
+    } dispatch{*this};
     sim.run_until(dispatch, until);
   }
 
