@@ -4,6 +4,7 @@
 // buffer, checks in-order delivery per (SLID, SL) and keeps per-source statistics.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -221,11 +222,16 @@ private:
     if (sending_ || !port_.may_start(now)) {
       return;
     }
-    // Ready VLs: some flow due now whose next packet fits the credits. Round robin among a VL's flows.
+    // Ready VLs: some flow due now whose next packet fits the credits. Round robin among a VL's flows: one pass
+    // from the flow after the last one served, remembering each VL's first candidate.
     std::uint16_t ready = 0;
     std::uint16_t waiting = 0;
     sim::Time next_due = sim::Time::max();
-    for (const FlowState& f : flows_) {
+    std::array<std::uint32_t, link::vl_slots> candidate{};
+    const std::size_t n = flows_.size();
+    for (std::size_t k = 1; k <= n; ++k) {
+      const std::size_t i = last_flow_ + k < n ? last_flow_ + k : last_flow_ + k - n;
+      const FlowState& f = flows_[i];
       if (f.sent >= f.flow.packets) {
         continue;
       }
@@ -233,9 +239,11 @@ private:
         next_due = std::min(next_due, f.next_at);
         continue;
       }
-      waiting |= static_cast<std::uint16_t>(1u << f.flow.vl);
-      if (port_.has_credits(now, f.flow.vl, f.wire_bytes)) {
-        ready |= static_cast<std::uint16_t>(1u << f.flow.vl);
+      const auto bit = static_cast<std::uint16_t>(1u << f.flow.vl);
+      waiting |= bit;
+      if ((ready & bit) == 0 && port_.has_credits(now, f.flow.vl, f.wire_bytes)) {
+        ready |= bit;
+        candidate[f.flow.vl] = static_cast<std::uint32_t>(i);
       }
     }
     if (next_due != sim::Time::max()) {
@@ -248,18 +256,8 @@ private:
       }
       return;
     }
-    const std::size_t n = flows_.size();
-    for (std::size_t k = 1; k <= n; ++k) {
-      const std::size_t i = (last_flow_ + k) % n;
-      FlowState& f = flows_[i];
-      if (f.flow.vl != vl || f.sent >= f.flow.packets || f.next_at > now ||
-          !port_.has_credits(now, f.flow.vl, f.wire_bytes)) {
-        continue;
-      }
-      last_flow_ = i;
-      send_one(sim, f);
-      return;
-    }
+    last_flow_ = candidate[static_cast<std::size_t>(vl)];
+    send_one(sim, flows_[last_flow_]);
   }
 
   std::uint16_t pick_dlid(const Flow& flow) {
