@@ -5,6 +5,7 @@
 // handshake (its FC packets are handled like normal ones), when FC packets are sent, and buffers shared by VLs.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,6 +20,15 @@ inline constexpr std::uint32_t fc_counter_modulus = 4096;
 inline constexpr std::uint32_t max_credits = 2048;
 /// Stable id of the credit conservation invariant (STYLE rule 36).
 inline constexpr std::string_view credit_conservation_id = "credit-conservation";
+
+static_assert((fc_counter_modulus & (fc_counter_modulus - 1)) == 0, "fc_wrap() relies on a power-of-two modulus");
+static_assert(max_credits * 2 == fc_counter_modulus, "the credit window is half the counter space");
+
+/// `value` mod 4096. Unsigned arithmetic wraps modulo 2^32, a multiple of 4096, so sums and differences may be
+/// taken first and reduced afterwards.
+constexpr std::uint32_t fc_wrap(std::uint32_t value) {
+  return value & (fc_counter_modulus - 1);
+}
 
 /// Blocks (credits) a packet of `wire_bytes` (LRH through VCRC) occupies: ceil(wire_bytes / 64) (IBA vol 1 §7.9.3).
 constexpr std::uint32_t blocks_for(std::uint32_t wire_bytes) {
@@ -88,5 +98,53 @@ enum class FcclDelivery : std::uint8_t {
 /// available + in flight == free blocks (<= if pending). Returns the mismatch as text, empty when it holds.
 std::string check_credit_conservation(const CreditSender& sender, const CreditReceiver& receiver,
                                       std::uint32_t blocks_in_flight, FcclDelivery delivery = FcclDelivery::latest);
+
+// The per-packet operations, inline: every packet-hop calls several of them.
+
+inline bool CreditSender::may_send(std::uint32_t blocks) const {
+  // The spec's test, (FCCL - (FCTBS + blocks)) mod 4096 <= 2048, says the same as this one whenever FCCL is 0..2048
+  // blocks ahead of FCTBS, which a conforming receiver guarantees, and for packets under 2048 blocks (real ones
+  // are at most 128: LRH PktLen is 11 bits of 4-byte words). Outside that range the modular form would let some
+  // sizes through and not others; this one sends nothing.
+  assert(blocks >= 1);
+  return blocks <= available_blocks();
+}
+
+inline void CreditSender::on_sent(std::uint32_t blocks) {
+  assert(may_send(blocks) && "sent a packet the receiver has no credit for");
+  fctbs_ = fc_wrap(fctbs_ + blocks);
+}
+
+inline void CreditSender::on_flow_control(std::uint32_t fccl) {
+  assert(fccl < fc_counter_modulus && "FCCL is a 12-bit field");
+  fccl_ = fccl;
+}
+
+inline std::uint32_t CreditSender::available_blocks() const {
+  // A conforming receiver never advertises more than 2048 blocks past what it received, and the sender never
+  // passes the limit, so a larger difference can only mean FCTBS is past FCCL: nothing is available.
+  const std::uint32_t ahead = fc_wrap(fccl_ - fctbs_);
+  return ahead <= max_credits ? ahead : 0;
+}
+
+inline bool CreditReceiver::on_packet_arrived(std::uint32_t blocks) {
+  assert(blocks >= 1);
+  if (blocks > free_blocks())
+    return false;
+  used_blocks_ += blocks;
+  abr_ = fc_wrap(abr_ + blocks);
+  return true;
+}
+
+inline void CreditReceiver::on_packet_freed(std::uint32_t blocks) {
+  assert(blocks >= 1 && blocks <= used_blocks_ && "freed more blocks than the buffer holds");
+  used_blocks_ -= blocks;
+}
+
+inline std::uint32_t CreditReceiver::fccl() const {
+  // The spec caps the advertisement at ABR + 2048; the constructor caps the buffer at 2048 blocks, so the free
+  // space never exceeds the cap.
+  return fc_wrap(abr_ + free_blocks());
+}
 
 } // namespace ib::link

@@ -78,14 +78,6 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
   }
 }
 
-bool Port::has_credits(sim::Time now, std::uint8_t vl, std::uint32_t wire_bytes) {
-  if (vl == management_vl) {
-    return true;
-  }
-  absorb_flow_control(now);
-  return vls_[vl].sender.may_send(blocks_for(wire_bytes));
-}
-
 void Port::trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at) {
   tracer_->name_track(owner_component_id_, number_, "port " + std::to_string(number_));
   tracer_->span(owner_component_id_, number_, "link", to_string(packet.opcode), start_at, end_at,

@@ -126,7 +126,13 @@ public:
   bool may_start(sim::Time now) const { return tx_.data_busy_until <= now; }
   /// Whether the peer's advertised credits on `vl` cover a packet of `wire_bytes` (always true on VL15), after
   /// taking in the flow-control packets that have arrived by `now`.
-  bool has_credits(sim::Time now, std::uint8_t vl, std::uint32_t wire_bytes);
+  bool has_credits(sim::Time now, std::uint8_t vl, std::uint32_t wire_bytes) {
+    if (vl == management_vl)
+      return true;
+    if (!inbox_.in_flight.empty() && inbox_.in_flight.front().arrives_at <= now) // inline: usually none has
+      absorb_flow_control(now);
+    return vls_[vl].sender.may_send(blocks_for(wire_bytes));
+  }
   /// Sends `packet` on `vl`: pending FC packets first, then the packet, ending no earlier than
   /// `tail_available_at` (a cut-through switch cannot send bits it has not received). Schedules packet_arrives at
   /// the peer and returns when the last bit leaves, the owner's tx_done instant.
