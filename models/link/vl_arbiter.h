@@ -6,6 +6,8 @@
 #pragma once
 
 #include <array>
+#include <bit>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -99,5 +101,103 @@ private:
   Table high_;
   Table low_;
 };
+
+// Per packet, inline: a switch output picks and charges once for every packet it sends.
+
+/// Index of the first set bit of `entries` at or after `position`, wrapping around; `entries` must not be 0.
+inline std::uint8_t vlarb_first_from(std::uint64_t entries, std::uint8_t position) {
+  const std::uint64_t from_position = entries >> position;
+  return static_cast<std::uint8_t>(from_position != 0 ? position + std::countr_zero(from_position)
+                                                      : std::countr_zero(entries));
+}
+inline std::uint8_t VlArbiter::next_entry(const Table& table, std::uint16_t ready) {
+  assert((ready & table.vl_mask) != 0);
+  // The entry whose turn it is keeps it while its VL is ready (its used weight is always below its weight here:
+  // charge() moves on as soon as it is not). If its VL is not ready, the turn passes to the next entry in table
+  // order whose VL is ready, and whatever weight the skipped entries had left is forfeited.
+  std::uint64_t candidates = 0;
+  for (auto vls = static_cast<std::uint16_t>(ready & table.vl_mask); vls != 0;
+       vls &= static_cast<std::uint16_t>(vls - 1))
+    candidates |= table.entries_of_vl[static_cast<std::size_t>(std::countr_zero(vls))];
+  return vlarb_first_from(candidates, table.position);
+}
+
+inline int VlArbiter::pick(std::uint16_t ready) const {
+  if (ready & (1u << management_vl))
+    return management_vl;
+  ready &= data_vl_mask_;
+  if (single_data_vl_)
+    return (ready & 1u) ? 0 : -1;
+  const auto ready_high = static_cast<std::uint16_t>(ready & high_.vl_mask);
+  const auto ready_low = static_cast<std::uint16_t>(ready & low_.vl_mask);
+  // High priority goes first until VLHighLimit is reached; then one low packet gets its chance, and if no low VL
+  // is ready, high priority simply continues (on_sent then restarts the count). A VL in neither table never sends.
+  const bool high = ready_high != 0 && (high_may_send() || ready_low == 0);
+  if (!high && ready_low == 0)
+    return -1;
+  const Table& table = high ? high_ : low_;
+  const auto candidates = high ? ready_high : ready_low;
+  const std::uint8_t index = next_entry(table, candidates);
+  // With one VL ready the entry's VL is known without reading the entry (a cache line fewer per packet).
+  chosen_vl_ = (candidates & (candidates - 1)) == 0 ? static_cast<std::uint8_t>(std::countr_zero(candidates))
+                                                    : table.entries[index].vl;
+  chosen_high_ = high;
+  chosen_index_ = index;
+  return chosen_vl_;
+}
+
+inline std::uint8_t VlArbiter::find_entry(const Table& table, int vl) {
+  // pick() chose the first entry for `vl` at or after the current position: every entry before it had a VL that
+  // was not ready, or pick() would have chosen that one. So the entry can be found again without the mask.
+  assert(table.entries_of_vl[static_cast<std::size_t>(vl)] != 0 && "on_sent for a VL that pick() did not return");
+  return vlarb_first_from(table.entries_of_vl[static_cast<std::size_t>(vl)], table.position);
+}
+
+inline void VlArbiter::charge(Table& table, std::uint8_t index, std::uint32_t wire_bytes) {
+  if (index != table.position) {
+    table.position = index;
+    table.used_bytes = 0;
+  }
+  // The weight is charged in exact wire bytes, not rounded up to whole 64-byte credits, and a packet that starts
+  // with any weight left completes even if it overruns the weight (packets are never split). The overrun is not
+  // carried over to the entry's next turn.
+  table.used_bytes += wire_bytes;
+  if (table.used_bytes >= std::uint32_t{table.entries[index].weight} * vlarb_weight_unit_bytes) {
+    table.position = static_cast<std::uint8_t>(index + 1 == table.size ? 0 : index + 1);
+    table.used_bytes = 0;
+  }
+}
+
+inline void VlArbiter::on_sent(int vl, std::uint32_t wire_bytes) {
+  assert(vl >= 0 && vl <= management_vl);
+  assert(wire_bytes > 0);
+  // VL15 is outside data arbitration: it touches neither the tables nor the VLHighLimit count.
+  if (vl == management_vl || single_data_vl_)
+    return;
+  const auto bit = static_cast<std::uint16_t>(1u << vl);
+  assert((bit & data_vl_mask_) != 0);
+  // The usual case: the packet is the one the last pick() chose, whose table and entry it remembered.
+  const bool as_chosen = chosen_vl_ == vl;
+  chosen_vl_ = no_choice;
+  // Otherwise redo pick()'s choice between the tables. A VL listed in both is sent as high priority unless the
+  // limit was reached, in which case pick() gave the low table its chance and this VL, being ready, took it.
+  const bool in_high = (high_.vl_mask & bit) != 0;
+  const bool in_low = (low_.vl_mask & bit) != 0;
+  if (!in_high && !in_low) {
+    assert(false && "on_sent for a VL in neither table: pick() never returns it");
+    return;
+  }
+  const bool high = as_chosen ? chosen_high_ : in_high && (high_may_send() || !in_low);
+  Table& table = high ? high_ : low_;
+  charge(table, as_chosen ? chosen_index_ : find_entry(table, vl), wire_bytes);
+  if (!high)
+    high_sent_bytes_ = 0; // a low packet went: the next high burst may use the whole limit again
+  else if (high_may_send())
+    high_sent_bytes_ += wire_bytes;
+  else
+    // The limit was reached but no low VL was ready, so the low table's chance passed unused: the count restarts
+    // with this packet. A low VL that becomes ready waits for at most one more limit's worth of high traffic.
+    high_sent_bytes_ = wire_bytes;
+}
 
 } // namespace ib::link
