@@ -295,25 +295,10 @@ void Calendar::heap_insert(unsigned __int128 key, std::uint8_t lane) {
 
 void Calendar::heap_pop() {
   --heap_size_;
+  const unsigned __int128 last_key = heap_key_[heap_size_];
+  heap_key_[heap_size_] = no_key;
   if (heap_size_ != 0)
-    sift_down(0, heap_key_[heap_size_], heap_lane_[heap_size_]);
-}
-
-void Calendar::sift_down(std::size_t hole, unsigned __int128 key, std::uint8_t lane) {
-  for (;;) {
-    std::size_t child = 2 * hole + 1;
-    if (child >= heap_size_)
-      break;
-    if (child + 1 < heap_size_ && heap_key_[child + 1] < heap_key_[child])
-      ++child;
-    if (!(heap_key_[child] < key))
-      break;
-    heap_key_[hole] = heap_key_[child];
-    heap_lane_[hole] = heap_lane_[child];
-    hole = child;
-  }
-  heap_key_[hole] = key;
-  heap_lane_[hole] = lane;
+    sift_down(0, last_key, heap_lane_[heap_size_]);
 }
 
 } // namespace sim

@@ -222,23 +222,22 @@ private:
   void heap_insert(unsigned __int128 key, std::uint8_t lane);
   void heap_pop();
   /// The top lane's front changed to `key` (later than before): sift it down. Inline, as it runs once per pop.
-  void heap_replace_top(unsigned __int128 key) {
-    const std::uint8_t lane = heap_lane_[0];
-    std::size_t hole = 0;
-    for (std::size_t child = 1; child < heap_size_; child = 2 * hole + 1) {
-      unsigned __int128 child_key = heap_key_[child];
-      if (child + 1 < heap_size_ && heap_key_[child + 1] < child_key)
-        child_key = heap_key_[++child];
-      if (key < child_key)
+  void heap_replace_top(unsigned __int128 key) { sift_down(0, key, heap_lane_[0]); }
+  /// Moves the entry (key, lane) down from `hole`. Keys past the heap's end are no_key, so a missing child never
+  /// wins and the loop needs no bounds test.
+  void sift_down(std::size_t hole, unsigned __int128 key, std::uint8_t lane) {
+    for (;;) {
+      std::size_t child = 2 * hole + 1;
+      child += heap_key_[child + 1] < heap_key_[child] ? 1 : 0;
+      if (!(heap_key_[child] < key))
         break;
-      heap_key_[hole] = child_key;
+      heap_key_[hole] = heap_key_[child];
       heap_lane_[hole] = heap_lane_[child];
       hole = child;
     }
     heap_key_[hole] = key;
     heap_lane_[hole] = lane;
   }
-  void sift_down(std::size_t hole, unsigned __int128 key, std::uint8_t lane);
   void push_to_ladder(const Event& event) {
     ladder_.push(event);
     if (ladder_key_valid_ && order_key(event) < ladder_front_key_)
@@ -257,8 +256,14 @@ private:
   std::uint64_t last_popped_ = static_cast<std::uint64_t>(std::int64_t{-1} << 63); // Time min, as uint64
   std::array<Lane, lane_count> lanes_;
   // Min-heap of the non-empty lanes by the order_key of their front events, keys and lanes side by side.
-  std::array<unsigned __int128, lane_count> heap_key_{};
-  std::array<std::uint8_t, lane_count> heap_lane_{};
+  // Entries past heap_size_ hold no_key, up to the children of the last possible entry.
+  std::array<unsigned __int128, 2 * lane_count + 2> heap_key_ = filled_with_no_key();
+  std::array<std::uint8_t, 2 * lane_count + 2> heap_lane_{};
+  static constexpr std::array<unsigned __int128, 2 * lane_count + 2> filled_with_no_key() {
+    std::array<unsigned __int128, 2 * lane_count + 2> keys{};
+    keys.fill(no_key);
+    return keys;
+  }
   std::size_t heap_size_ = 0;
   LadderQueue ladder_;
   unsigned __int128 ladder_front_key_ = no_key; ///< order_key of the ladder's earliest event; no_key if empty
