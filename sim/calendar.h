@@ -147,13 +147,26 @@ public:
   }
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
-  /// An event expected to fire soon: `ahead` places into the lane (or ladder run) holding the earliest pending
-  /// event, or nullptr. A hint for prefetching, not an order: other lanes interleave with it.
-  const Event* peek_ahead(std::size_t ahead) const {
+  /// Prefetch hints, not an order (the ladder or a push may come first). The event expected next: the earliest
+  /// lane's front, or the ladder run's. Then `f` on each candidate for the one after it: that lane's second
+  /// event and the fronts of the two lanes next in the heap (or the ladder run's second).
+  const Event* likely_next() const {
     if (heap_size_ == 0)
-      return ladder_.peek_ahead(ahead);
-    const Lane& lane = lanes_[heap_lane_[0]];
-    return ahead < lane.events.size() ? &lane.events[static_cast<std::uint32_t>(ahead)] : nullptr;
+      return ladder_.peek_ahead(0);
+    return &lanes_[heap_lane_[0]].events.front();
+  }
+  template <class F>
+  void for_each_likely_second(F&& f) const {
+    if (heap_size_ == 0) {
+      if (const Event* second = ladder_.peek_ahead(1))
+        f(*second);
+      return;
+    }
+    const Lane& top = lanes_[heap_lane_[0]];
+    if (top.events.size() > 1)
+      f(top.events[1]);
+    for (std::size_t child = 1; child <= 2 && child < heap_size_; ++child)
+      f(lanes_[heap_lane_[child]].events.front());
   }
   /// Time of the earliest pending event; the calendar must not be empty.
   Time next_time() {

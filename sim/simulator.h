@@ -55,10 +55,11 @@ public:
 
   /// Dispatches events in order while they are due no later than `until`, until the calendar empties or a
   /// handler calls request_stop(). `dispatch(const Event&)` is called with the clock set to the event's time.
-  /// A dispatcher with `prefetch(const Event&)` is shown an event expected a few events ahead, so that the memory
-  /// it will touch is on its way meanwhile: a fabric's events touch state spread over megabytes, and handling
-  /// them one after another otherwise waits on each cache miss in turn. One with `prefetch_near(const Event&)` is
-  /// shown the next event, when what prefetch() loaded (a packet) can be read to find what depends on it.
+  /// A dispatcher with `prefetch(const Event&)` is shown the events likely to come after the next one, so that the
+  /// memory they will touch is on its way meanwhile: a fabric's events touch state spread over megabytes, and
+  /// handling them one after another otherwise waits on each cache miss in turn. One with
+  /// `prefetch_near(const Event&)` is shown the next event, when what prefetch() loaded (a packet) can be read to
+  /// find what depends on it.
   template <class Dispatch>
   void run_until(Dispatch& dispatch, Time until) {
     stop_requested_ = false;
@@ -67,13 +68,13 @@ public:
       now_ = event.time;
       if (++events_dispatched_ == next_progress_at_)
         report_progress();
-      if constexpr (requires { dispatch.prefetch(event); }) {
-        if (const Event* upcoming = calendar_.peek_ahead(prefetch_distance - 1))
-          dispatch.prefetch(*upcoming);
-      }
+      // Two stages, each an event's handling apart: the events that may follow the next one get their first
+      // line (a packet) loaded; the next one, whose first line the previous round loaded, gets what depends on it.
+      if constexpr (requires { dispatch.prefetch(event); })
+        calendar_.for_each_likely_second([&dispatch](const Event& soon) { dispatch.prefetch(soon); });
       if constexpr (requires { dispatch.prefetch_near(event); }) {
-        if (const Event* upcoming = calendar_.peek_ahead(0))
-          dispatch.prefetch_near(*upcoming);
+        if (const Event* next = calendar_.likely_next())
+          dispatch.prefetch_near(*next);
       }
       dispatch(event);
     }
@@ -106,7 +107,6 @@ public:
 
 private:
   static constexpr std::uint64_t progress_interval = std::uint64_t{1} << 20;
-  static constexpr std::size_t prefetch_distance = 2;
   void check_not_in_past(Time at) const;
   void report_progress();
 
