@@ -118,7 +118,7 @@ std::int64_t below(Engine& engine, std::int64_t bound) {
   return static_cast<std::int64_t>(engine() % static_cast<std::uint64_t>(bound));
 }
 
-enum class Spread { narrow, wide, ties, zero_heavy };
+enum class Spread { narrow, wide, ties, zero_heavy, recurring };
 
 const char* spread_name(Spread spread) {
   switch (spread) {
@@ -130,6 +130,8 @@ const char* spread_name(Spread spread) {
     return "ties: 0..3 ns in whole ns";
   case Spread::zero_heavy:
     return "zero-heavy: half at now, rest 1..100 ns";
+  case Spread::recurring:
+    return "recurring: 9 in 10 one of five fixed delays (a fabric's), rest 1 ps..1 us";
   }
   return "?";
 }
@@ -149,11 +151,18 @@ sim::Time delay(Engine& engine, Spread spread) {
     if (below(engine, 2) == 0)
       return sim::Time::zero();
     return sim::Time::from_ps(1 + below(engine, 100'000));
+  case Spread::recurring: {
+    // Serialization of a 4 KiB packet at EDR, a cable plus switch latency, an FC packet, a refresh period, none.
+    static constexpr std::int64_t fixed_ps[] = {331'040, 100'000, 480, 20'971'000, 0};
+    if (below(engine, 10) != 0)
+      return sim::Time::from_ps(fixed_ps[below(engine, 5)]);
+    return sim::Time::from_ps(1 + below(engine, 1'000'000));
+  }
   }
   return sim::Time::zero();
 }
 
-constexpr Spread all_spreads[] = {Spread::narrow, Spread::wide, Spread::ties, Spread::zero_heavy};
+constexpr Spread all_spreads[] = {Spread::narrow, Spread::wide, Spread::ties, Spread::zero_heavy, Spread::recurring};
 
 // Hold model: `pending` events, then `holds` times pop one and push one at now + delay, then drain.
 std::string hold_model(std::size_t pending, std::size_t holds, Spread spread, std::uint64_t seed) {
@@ -407,5 +416,24 @@ TEST_CASE("sim::Calendar: events at the far ends of the time range", "[sim][quic
     calendar.push(sim::Time::max());
   }
   calendar.drain();
+  CHECK(calendar.failure() == "");
+}
+
+TEST_CASE("sim::Calendar: an event put back at its old seq pops before later ties in the lane of its delay",
+          "[sim][quick]") {
+  // Simulator::put_back returns a popped event with its original seq: it must not queue behind events pushed
+  // after it at the same time, even when its delay has a lane whose newest event is one of those.
+  CheckedCalendar calendar;
+  for (int i = 0; i < 20; ++i) { // the 100 ns delay takes a lane
+    calendar.push(calendar.now() + sim::Time::from_ns(100));
+    REQUIRE(calendar.pop());
+  }
+  // Two events 100 ns ahead go into the lane; then one at the same time with an older seq must pop first.
+  const sim::Time at = calendar.now() + sim::Time::from_ns(100);
+  calendar.push(at);
+  calendar.push(at);
+  calendar.push_with_seq(at, 1);
+  calendar.push(at + sim::Time::from_ns(100));
+  CHECK(calendar.drain());
   CHECK(calendar.failure() == "");
 }
