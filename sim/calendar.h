@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "sim/event.h"
@@ -169,55 +170,20 @@ public:
       f(lanes_[heap_lane_[child]].events.front());
   }
   /// Time of the earliest pending event; the calendar must not be empty.
-  Time next_time() {
-    if (heap_size_ != 0 && heap_key_[0] < ladder_front_key())
-      return lanes_[heap_lane_[0]].events.front().time;
-    return ladder_.peek().time;
-  }
+  Time next_time() { return lane_is_next() ? lanes_[heap_lane_[0]].events.front().time : ladder_.peek().time; }
   /// Pops the earliest pending event into `event` if there is one due no later than `until`; else returns
   /// false and changes nothing. One decision where next_time() then pop() would take two.
   bool pop_due(Time until, Event& event) {
     if (size_ == 0)
       return false;
-    if (heap_size_ != 0 && heap_key_[0] < ladder_front_key()) {
-      Lane& lane = lanes_[heap_lane_[0]];
-      if (lane.events.front().time > until)
-        return false;
-      event = lane.events.front();
-      lane.events.pop_front();
-      if (lane.events.empty())
-        heap_pop();
-      else
-        heap_replace_top(order_key(lane.events.front()));
-    } else {
-      if (ladder_.peek().time > until)
-        return false;
-      event = ladder_.pop();
-      ladder_key_valid_ = false;
-    }
-    --size_;
-    last_popped_ = static_cast<std::uint64_t>(event.time.ps());
+    const bool from_lane = lane_is_next();
+    if ((from_lane ? lanes_[heap_lane_[0]].events.front().time : ladder_.peek().time) > until)
+      return false;
+    event = take(from_lane);
     return true;
   }
   /// Removes and returns the earliest pending event; the calendar must not be empty.
-  Event pop() {
-    --size_;
-    if (heap_size_ != 0 && heap_key_[0] < ladder_front_key()) {
-      Lane& lane = lanes_[heap_lane_[0]];
-      const Event event = lane.events.front();
-      lane.events.pop_front();
-      if (lane.events.empty())
-        heap_pop();
-      else
-        heap_replace_top(order_key(lane.events.front()));
-      last_popped_ = static_cast<std::uint64_t>(event.time.ps());
-      return event;
-    }
-    const Event event = ladder_.pop();
-    ladder_key_valid_ = false; // found again only when a lane competes: a lone ladder pays nothing for lanes
-    last_popped_ = static_cast<std::uint64_t>(event.time.ps());
-    return event;
-  }
+  Event pop() { return take(lane_is_next()); }
 
 private:
   static constexpr std::size_t lane_count = 64;
@@ -264,9 +230,31 @@ private:
     return ladder_front_key_;
   }
   static constexpr unsigned __int128 no_key = ~static_cast<unsigned __int128>(0);
+  /// Whether the earliest event is a lane's (else the ladder's); the calendar must not be empty.
+  bool lane_is_next() { return heap_size_ != 0 && heap_key_[0] < ladder_front_key(); }
+  /// Removes the earliest event from the top lane or from the ladder, as lane_is_next() said.
+  Event take(bool from_lane) {
+    Event event;
+    if (from_lane) {
+      Lane& lane = lanes_[heap_lane_[0]];
+      event = lane.events.front();
+      lane.events.pop_front();
+      if (lane.events.empty())
+        heap_pop();
+      else
+        heap_replace_top(order_key(lane.events.front()));
+    } else {
+      event = ladder_.pop();
+      ladder_key_valid_ = false; // found again only when a lane competes: a lone ladder pays nothing for lanes
+    }
+    --size_;
+    last_popped_ = static_cast<std::uint64_t>(event.time.ps());
+    return event;
+  }
 
   std::size_t size_ = 0;
-  std::uint64_t last_popped_ = static_cast<std::uint64_t>(std::int64_t{-1} << 63); // Time min, as uint64
+  /// The last popped time as uint64 (push's delays wrap): before the first pop, the earliest possible time.
+  std::uint64_t last_popped_ = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::min());
   std::array<Lane, lane_count> lanes_;
   // Min-heap of the non-empty lanes by the order_key of their front events, keys and lanes side by side.
   // Entries past heap_size_ hold no_key, up to the children of the last possible entry.
