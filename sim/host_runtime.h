@@ -22,7 +22,7 @@
 namespace sim {
 
 class HostRuntime;
-/// Program events to the runtime, the rest to the fabric's dispatcher (and its prefetch, if it has one).
+/// Program events to the runtime, the rest to the fabric's dispatcher (and its prefetch hints, if it has them).
 template <class Dispatch>
 struct CompositeDispatch {
   Dispatch& fabric;
@@ -33,9 +33,12 @@ struct CompositeDispatch {
     if (event.type != program_component_type)
       fabric.prefetch(event);
   }
+  void prefetch_near(const Event& event) requires requires { fabric.prefetch_near(event); }
+  {
+    if (event.type != program_component_type)
+      fabric.prefetch_near(event);
+  }
 };
-
-class HostRuntime;
 
 /// Something the fabric raises and a program waits on (a completion channel, a CQ event). It counts
 /// notifications, so a notify before the wait is not lost.
