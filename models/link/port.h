@@ -175,7 +175,7 @@ public:
 private:
   /// Applies every flow-control packet arrived by `now`: its FCCL becomes our credit limit.
   void absorb_flow_control(sim::Time now);
-  /// Sends an FC packet for every VL in flow_control_pending_, ahead of any data.
+  /// Sends an FC packet for every VL in tx_.flow_control_pending, ahead of any data.
   void send_pending_flow_control(sim::Simulator& sim);
   std::string name(const sim::Simulator& sim, int vl) const;
   void arm_refresh(sim::Simulator& sim);
