@@ -179,11 +179,15 @@ public:
     const bool from_lane = lane_is_next();
     if ((from_lane ? lanes_[heap_lane_[0]].events.front().time : ladder_.peek().time) > until)
       return false;
-    event = take(from_lane);
+    take(from_lane, event);
     return true;
   }
   /// Removes and returns the earliest pending event; the calendar must not be empty.
-  Event pop() { return take(lane_is_next()); }
+  Event pop() {
+    Event event;
+    take(lane_is_next(), event);
+    return event;
+  }
 
 private:
   static constexpr std::size_t lane_count = 64;
@@ -233,8 +237,7 @@ private:
   /// Whether the earliest event is a lane's (else the ladder's); the calendar must not be empty.
   bool lane_is_next() { return heap_size_ != 0 && heap_key_[0] < ladder_front_key(); }
   /// Removes the earliest event from the top lane or from the ladder, as lane_is_next() said.
-  Event take(bool from_lane) {
-    Event event;
+  void take(bool from_lane, Event& event) {
     if (from_lane) {
       Lane& lane = lanes_[heap_lane_[0]];
       event = lane.events.front();
@@ -249,7 +252,6 @@ private:
     }
     --size_;
     last_popped_ = static_cast<std::uint64_t>(event.time.ps());
-    return event;
   }
 
   std::size_t size_ = 0;
