@@ -119,6 +119,7 @@ public:
   void prefetch_send() const {
     __builtin_prefetch(&tx_);
     __builtin_prefetch(&inbox_);
+    arbiter_.prefetch();
   }
 
   // Transmit side.

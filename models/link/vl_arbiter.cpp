@@ -72,8 +72,8 @@ std::string validate(const VlArbConfig& config) {
 VlArbiter::VlArbiter(const VlArbConfig& config) {
   if (std::string error = validate(config); !error.empty())
     throw std::invalid_argument("ib::link::VlArbiter: " + error);
-  high_ = make_table(config.high, config.data_vls);
-  low_ = make_table(config.low, config.data_vls);
+  add_table(high_table, config.high, config.data_vls);
+  add_table(low_table, config.low, config.data_vls);
   data_vl_mask_ = static_cast<std::uint16_t>((1u << config.data_vls) - 1);
   // A port with only VL0 has no arbitration tables (VLArbHighCap = LowCap = 0): VL15 first, then VL0 (IBA
   // 7.6.9; OpenSM's vlarb_update skips such ports). Tables given for it are ignored.
@@ -86,18 +86,20 @@ VlArbiter::VlArbiter(const VlArbConfig& config) {
     high_limit_bytes_ = std::uint64_t{config.high_limit} * vlarb_high_limit_unit_bytes;
 }
 
-VlArbiter::Table VlArbiter::make_table(const std::vector<VlArbEntry>& entries, std::uint8_t data_vls) {
-  Table table;
+void VlArbiter::add_table(TableIndex t, const std::vector<VlArbEntry>& entries, std::uint8_t data_vls) {
+  TableState& table = tables_[t];
+  bool uniform = true;
   for (const VlArbEntry& entry : entries) {
     // Weight 0 means skip (IBA 7.6.9). For a VL the port does not operate, the IBA lets the port either skip the
     // entry or send from any VL; we skip.
     if (entry.weight == 0 || entry.vl >= data_vls)
       continue;
-    table.entries_of_vl[entry.vl] |= std::uint64_t{1} << table.size;
-    table.entries[table.size++] = entry;
+    uniform = uniform && (table.size == 0 || entry.weight == entries_[t][0].weight);
+    entries_of_vl_[entry.vl][t] |= std::uint64_t{1} << table.size;
+    entries_[t][table.size++] = entry;
     table.vl_mask = static_cast<std::uint16_t>(table.vl_mask | (1u << entry.vl));
   }
-  return table;
+  table.uniform_weight_bytes = uniform && table.size > 0 ? entries_[t][0].weight * vlarb_weight_unit_bytes : 0;
 }
 
 } // namespace ib::link

@@ -51,7 +51,9 @@ struct VlArbConfig {
 std::string validate(const VlArbConfig& config);
 
 /// The arbiter. No allocation after construction; pick() and on_sent() take time independent of the tables' length.
-class VlArbiter {
+/// Laid out so that a switch output's usual packet (one VL ready, tables whose entries share one weight, as
+/// OpenSM's defaults do) reads and writes the arbiter's first cache line only.
+class alignas(64) VlArbiter {
 public:
   /// Throws std::invalid_argument with validate()'s message if `config` is invalid (validate input first).
   explicit VlArbiter(const VlArbConfig& config);
@@ -66,40 +68,50 @@ public:
   /// pick() whose answer is acted on.
   void on_sent(int vl, std::uint32_t wire_bytes);
 
+  /// Starts loading the line a pick() and on_sent() of the usual packet touch.
+  void prefetch() const { __builtin_prefetch(this); }
+
 private:
-  /// One table with weight-0 entries and entries for non-operational VLs removed: they never hold the turn, so
-  /// removing them changes no decision.
-  /// Laid out hot first: a pick reads the scalars and the low VLs' masks, all in the table's first cache line.
-  struct Table {
+  enum TableIndex : std::uint8_t { high_table = 0, low_table = 1 };
+  /// One table's turn and summary. The tables' entries, with weight-0 entries and entries for non-operational
+  /// VLs removed (they never hold the turn, so removing them changes no decision), live in entries_.
+  struct TableState {
     std::uint8_t size = 0;
     std::uint8_t position = 0;    ///< index of the entry whose turn it is
     std::uint16_t vl_mask = 0;    ///< bit v set = some entry serves VL v
     std::uint32_t used_bytes = 0; ///< bytes the entry at `position` has sent in its current turn
-    /// Bit i of entries_of_vl[v] set = entry i serves VL v: the next entry for a set of VLs is a bit scan.
-    std::array<std::uint64_t, management_vl> entries_of_vl{};
-    std::array<VlArbEntry, vlarb_table_max_entries> entries{};
+    /// Every entry's weight in bytes if all entries carry one weight, so a charge reads no entry; 0 = they differ.
+    std::uint32_t uniform_weight_bytes = 0;
   };
 
-  static Table make_table(const std::vector<VlArbEntry>& entries, std::uint8_t data_vls);
-  /// Index of the entry that sends next among those whose VL is in `ready` (which must meet table.vl_mask).
-  static std::uint8_t next_entry(const Table& table, std::uint16_t ready);
-  /// Index of the entry pick() chose for `vl`: the first for `vl` at or after the table's position.
-  static std::uint8_t find_entry(const Table& table, int vl);
-  /// Charges `wire_bytes` to the entry at `index`, which takes the turn.
-  static void charge(Table& table, std::uint8_t index, std::uint32_t wire_bytes);
+  void add_table(TableIndex t, const std::vector<VlArbEntry>& entries, std::uint8_t data_vls);
+  /// Index of the entry of table `t` that sends next among those whose VL is in `ready` (which must meet the
+  /// table's vl_mask).
+  std::uint8_t next_entry(TableIndex t, std::uint16_t ready) const;
+  /// Index of the entry pick() chose for `vl` in table `t`: the first for `vl` at or after the table's position.
+  std::uint8_t find_entry(TableIndex t, int vl) const;
+  /// Charges `wire_bytes` to the entry of table `t` at `index`, which takes the turn.
+  void charge(TableIndex t, std::uint8_t index, std::uint32_t wire_bytes);
   bool high_may_send() const { return high_sent_bytes_ < high_limit_bytes_; }
 
+  // First line: what the usual packet touches.
   // What the last pick() chose, so on_sent() need not search the table again: a cache, hence mutable.
   static constexpr std::uint8_t no_choice = 0xff;
   mutable std::uint8_t chosen_vl_ = no_choice;
-  mutable bool chosen_high_ = false;
   mutable std::uint8_t chosen_index_ = 0;
-  bool single_data_vl_ = false;        ///< one data VL: no tables, VL0 sends whenever ready (IBA §7.6.9)
-  std::uint16_t data_vl_mask_ = 0;     ///< bit v set = data VL v is operational
+  mutable bool chosen_high_ = false;
+  bool single_data_vl_ = false;    ///< one data VL: no tables, VL0 sends whenever ready (IBA §7.6.9)
+  std::uint16_t data_vl_mask_ = 0; ///< bit v set = data VL v is operational
+  std::array<TableState, 2> tables_{};
   std::uint64_t high_limit_bytes_ = 0; ///< high-priority bytes allowed before a low packet's chance
   std::uint64_t high_sent_bytes_ = 0;  ///< high-priority bytes since the last low-priority chance
-  Table high_;
-  Table low_;
+  /// [v][t]: bit i set = entry i of table t serves VL v, so the next entry for a set of VLs is a bit scan. VL0's
+  /// pair ends the first line.
+  std::array<std::array<std::uint64_t, 2>, management_vl> entries_of_vl_{};
+  // Read only when several VLs are ready or weights differ.
+  std::array<std::array<VlArbEntry, vlarb_table_max_entries>, 2> entries_{};
+
+  friend struct VlArbiterLayout;
 };
 
 // Per packet, inline: a switch output picks and charges once for every packet it sends.
@@ -110,16 +122,16 @@ inline std::uint8_t vlarb_first_from(std::uint64_t entries, std::uint8_t positio
   return static_cast<std::uint8_t>(from_position != 0 ? position + std::countr_zero(from_position)
                                                       : std::countr_zero(entries));
 }
-inline std::uint8_t VlArbiter::next_entry(const Table& table, std::uint16_t ready) {
-  assert((ready & table.vl_mask) != 0);
+inline std::uint8_t VlArbiter::next_entry(TableIndex t, std::uint16_t ready) const {
+  assert((ready & tables_[t].vl_mask) != 0);
   // The entry whose turn it is keeps it while its VL is ready (its used weight is always below its weight here:
   // charge() moves on as soon as it is not). If its VL is not ready, the turn passes to the next entry in table
   // order whose VL is ready, and whatever weight the skipped entries had left is forfeited.
   std::uint64_t candidates = 0;
-  for (auto vls = static_cast<std::uint16_t>(ready & table.vl_mask); vls != 0;
+  for (auto vls = static_cast<std::uint16_t>(ready & tables_[t].vl_mask); vls != 0;
        vls &= static_cast<std::uint16_t>(vls - 1))
-    candidates |= table.entries_of_vl[static_cast<std::size_t>(std::countr_zero(vls))];
-  return vlarb_first_from(candidates, table.position);
+    candidates |= entries_of_vl_[static_cast<std::size_t>(std::countr_zero(vls))][t];
+  return vlarb_first_from(candidates, tables_[t].position);
 }
 
 inline int VlArbiter::pick(std::uint16_t ready) const {
@@ -128,32 +140,34 @@ inline int VlArbiter::pick(std::uint16_t ready) const {
   ready &= data_vl_mask_;
   if (single_data_vl_)
     return (ready & 1u) ? 0 : -1;
-  const auto ready_high = static_cast<std::uint16_t>(ready & high_.vl_mask);
-  const auto ready_low = static_cast<std::uint16_t>(ready & low_.vl_mask);
+  const auto ready_high = static_cast<std::uint16_t>(ready & tables_[high_table].vl_mask);
+  const auto ready_low = static_cast<std::uint16_t>(ready & tables_[low_table].vl_mask);
   // High priority goes first until VLHighLimit is reached; then one low packet gets its chance, and if no low VL
   // is ready, high priority simply continues (on_sent then restarts the count). A VL in neither table never sends.
   const bool high = ready_high != 0 && (high_may_send() || ready_low == 0);
   if (!high && ready_low == 0)
     return -1;
-  const Table& table = high ? high_ : low_;
+  const TableIndex t = high ? high_table : low_table;
   const auto candidates = high ? ready_high : ready_low;
-  const std::uint8_t index = next_entry(table, candidates);
-  // With one VL ready the entry's VL is known without reading the entry (a cache line fewer per packet).
+  const std::uint8_t index = next_entry(t, candidates);
+  // With one VL ready the entry's VL is known without reading the entry.
   chosen_vl_ = (candidates & (candidates - 1)) == 0 ? static_cast<std::uint8_t>(std::countr_zero(candidates))
-                                                    : table.entries[index].vl;
+                                                    : entries_[t][index].vl;
   chosen_high_ = high;
   chosen_index_ = index;
   return chosen_vl_;
 }
 
-inline std::uint8_t VlArbiter::find_entry(const Table& table, int vl) {
+inline std::uint8_t VlArbiter::find_entry(TableIndex t, int vl) const {
   // pick() chose the first entry for `vl` at or after the current position: every entry before it had a VL that
   // was not ready, or pick() would have chosen that one. So the entry can be found again without the mask.
-  assert(table.entries_of_vl[static_cast<std::size_t>(vl)] != 0 && "on_sent for a VL that pick() did not return");
-  return vlarb_first_from(table.entries_of_vl[static_cast<std::size_t>(vl)], table.position);
+  const std::uint64_t entries = entries_of_vl_[static_cast<std::size_t>(vl)][t];
+  assert(entries != 0 && "on_sent for a VL that pick() did not return");
+  return vlarb_first_from(entries, tables_[t].position);
 }
 
-inline void VlArbiter::charge(Table& table, std::uint8_t index, std::uint32_t wire_bytes) {
+inline void VlArbiter::charge(TableIndex t, std::uint8_t index, std::uint32_t wire_bytes) {
+  TableState& table = tables_[t];
   if (index != table.position) {
     table.position = index;
     table.used_bytes = 0;
@@ -162,7 +176,10 @@ inline void VlArbiter::charge(Table& table, std::uint8_t index, std::uint32_t wi
   // with any weight left completes even if it overruns the weight (packets are never split). The overrun is not
   // carried over to the entry's next turn.
   table.used_bytes += wire_bytes;
-  if (table.used_bytes >= std::uint32_t{table.entries[index].weight} * vlarb_weight_unit_bytes) {
+  const std::uint32_t weight_bytes = table.uniform_weight_bytes != 0
+                                         ? table.uniform_weight_bytes
+                                         : std::uint32_t{entries_[t][index].weight} * vlarb_weight_unit_bytes;
+  if (table.used_bytes >= weight_bytes) {
     table.position = static_cast<std::uint8_t>(index + 1 == table.size ? 0 : index + 1);
     table.used_bytes = 0;
   }
@@ -181,15 +198,15 @@ inline void VlArbiter::on_sent(int vl, std::uint32_t wire_bytes) {
   chosen_vl_ = no_choice;
   // Otherwise redo pick()'s choice between the tables. A VL listed in both is sent as high priority unless the
   // limit was reached, in which case pick() gave the low table its chance and this VL, being ready, took it.
-  const bool in_high = (high_.vl_mask & bit) != 0;
-  const bool in_low = (low_.vl_mask & bit) != 0;
+  const bool in_high = (tables_[high_table].vl_mask & bit) != 0;
+  const bool in_low = (tables_[low_table].vl_mask & bit) != 0;
   if (!in_high && !in_low) {
     assert(false && "on_sent for a VL in neither table: pick() never returns it");
     return;
   }
   const bool high = as_chosen ? chosen_high_ : in_high && (high_may_send() || !in_low);
-  Table& table = high ? high_ : low_;
-  charge(table, as_chosen ? chosen_index_ : find_entry(table, vl), wire_bytes);
+  const TableIndex t = high ? high_table : low_table;
+  charge(t, as_chosen ? chosen_index_ : find_entry(t, vl), wire_bytes);
   if (!high)
     high_sent_bytes_ = 0; // a low packet went: the next high burst may use the whole limit again
   else if (high_may_send())
@@ -199,5 +216,11 @@ inline void VlArbiter::on_sent(int vl, std::uint32_t wire_bytes) {
     // with this packet. A low VL that becomes ready waits for at most one more limit's worth of high traffic.
     high_sent_bytes_ = wire_bytes;
 }
+
+/// The layout the class comment promises, checked where the members are visible.
+struct VlArbiterLayout {
+  static_assert(offsetof(VlArbiter, entries_of_vl_) + sizeof(VlArbiter::entries_of_vl_[0]) <= 64,
+                "the usual packet's arbitration state (scalars and VL0's entry masks) fits one cache line");
+};
 
 } // namespace ib::link
