@@ -135,13 +135,17 @@ public:
     else
       __builtin_prefetch(this);
   }
-  /// Then what depends on the packet: its VL's credits and its source's sequence number.
+  /// Then what depends on the packet: its VL's credits and its source's sequence number; or, for the events
+  /// that may send, the flows and the port's send state.
   void prefetch_near(const sim::Event& event) const {
     if (event.kind == static_cast<std::uint8_t>(Kind::packet_arrives)) {
       const link::Packet& packet = pool_[link::PacketHandle{event.handle}];
       port_.prefetch_receive(packet.vl);
       if (const std::uint32_t* last_seq = last_seq_.find(packet.slid, packet.sl))
         __builtin_prefetch(last_seq);
+    } else if (event.kind != static_cast<std::uint8_t>(Kind::flow_control_refresh)) {
+      __builtin_prefetch(flows_.data());
+      port_.prefetch_send();
     }
   }
 
