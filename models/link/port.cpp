@@ -78,6 +78,11 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
   }
 }
 
+void Port::add_xmit_wait(sim::Time start_at) {
+  counters_.xmit_wait += start_at - blocked_since_;
+  blocked_since_ = sim::Time::max();
+}
+
 void Port::trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at) {
   tracer_->name_track(owner_component_id_, number_, "port " + std::to_string(number_));
   tracer_->span(owner_component_id_, number_, "link", to_string(packet.opcode), start_at, end_at,
@@ -85,48 +90,6 @@ void Port::trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_
                     ", \"dest_qpn\": " + std::to_string(packet.dest_qpn) + ", \"psn\": " + std::to_string(packet.psn) +
                     ", \"vl\": " + std::to_string(packet.vl) +
                     ", \"wire_bytes\": " + std::to_string(packet.wire_bytes));
-}
-
-sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle, std::uint8_t vl,
-                     sim::Time tail_available_at) {
-  const sim::Time now = sim.now();
-  assert(connected_ && may_start(now) && "send() while the previous packet is still leaving");
-  // FC packets go first: they are sent between packets, ahead of data (IBA §7.9.4).
-  flush_flow_control(sim);
-  Packet& packet = pool[handle];
-  assert(has_credits(now, vl, packet.wire_bytes) && "send() beyond the peer's advertised credits");
-  const sim::Time start_at = std::max(now, tx_.busy_until);
-  if (packet.wire_bytes != tx_.memo_wire_bytes) {
-    // Exact, from the one helper (STYLE rule 9); remembered because consecutive packets usually have one size.
-    tx_.memo_wire_bytes = packet.wire_bytes;
-    tx_.memo_serialization = sim::transfer_time(packet.wire_bytes, link_.data_rate);
-  }
-  const sim::Time end_at = std::max(start_at + tx_.memo_serialization, tail_available_at);
-  if (vl != management_vl) {
-    const std::uint32_t blocks = blocks_for(packet.wire_bytes);
-    vls_[vl].sender.on_sent(blocks);
-    vls_[vl].blocks_sent += blocks;
-    arm_refresh(sim);
-  }
-  arbiter_.on_sent(vl, packet.wire_bytes);
-  if (blocked_since_ != sim::Time::max()) {
-    counters_.xmit_wait += start_at - blocked_since_;
-    blocked_since_ = sim::Time::max();
-  }
-  vls_[vl].xmit_data_words += (packet.wire_bytes + 3) / 4;
-  vls_[vl].xmit_pkts += 1;
-
-  packet.vl = vl;
-  packet.in_port = tx_.peer_number;
-  packet.first_bit_at = start_at + tx_.propagation_delay;
-  packet.last_bit_at = end_at + tx_.propagation_delay;
-  sim.schedule((tx_.peer_arrival_after_tail ? packet.last_bit_at : packet.first_bit_at) + tx_.peer_arrival_delay,
-               tx_.peer, static_cast<std::uint8_t>(PortEventKind::packet_arrives), handle.value);
-  tx_.busy_until = end_at;
-  tx_.data_busy_until = end_at;
-  if (tracing_ && tracer_->wants(owner_component_id_, packet.dest_qpn, start_at, end_at))
-    trace_packet(packet, start_at, end_at);
-  return end_at;
 }
 
 void Port::note_blocked(sim::Simulator& sim) {
@@ -178,45 +141,28 @@ void Port::send_pending_flow_control(sim::Simulator& sim) {
   }
 }
 
-bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
-  assert(packet.in_port == number_);
-  VlState& state = vls_[packet.vl];
-  state.rcv_data_words += (packet.wire_bytes + 3) / 4;
-  state.rcv_pkts += 1;
-  if (packet.vl == management_vl) {
-    if (vl15_used_ >= config_.vl15_buffer_packets) {
-      ++counters_.vl15_dropped;
-      return false;
-    }
-    ++vl15_used_;
-    return true;
+bool Port::on_vl15_arrives() {
+  if (vl15_used_ >= config_.vl15_buffer_packets) {
+    ++counters_.vl15_dropped;
+    return false;
   }
-  const std::uint32_t blocks = blocks_for(packet.wire_bytes);
-  if (packet.vl >= data_vls_ || !vls_[packet.vl].receiver.on_packet_arrived(blocks)) {
-    throw sim::InvariantViolation(
-        std::string(credit_conservation_id), name(sim, packet.vl),
-        "a packet of " + std::to_string(blocks) + " blocks arrived with " +
-            std::to_string(packet.vl < data_vls_ ? vls_[packet.vl].receiver.free_blocks() : 0) +
-            " blocks free: the sender overran its credits",
-        "data_vls=" + std::to_string(data_vls_) +
-            " used_blocks=" + std::to_string(packet.vl < data_vls_ ? vls_[packet.vl].receiver.used_blocks() : 0));
-  }
-  vls_[packet.vl].blocks_received += blocks;
+  ++vl15_used_;
   return true;
 }
 
-void Port::release(sim::Simulator& sim, std::uint8_t vl, std::uint32_t wire_bytes) {
-  if (vl == management_vl) {
-    assert(vl15_used_ > 0);
-    --vl15_used_;
-    return;
-  }
-  vls_[vl].receiver.on_packet_freed(blocks_for(wire_bytes));
-  tx_.flow_control_pending |= static_cast<std::uint16_t>(1u << vl);
-  if (may_start(sim.now())) {
-    flush_flow_control(sim);
-  }
-  arm_refresh(sim);
+void Port::overrun(const sim::Simulator& sim, const Packet& packet) const {
+  const std::uint32_t blocks = blocks_for(packet.wire_bytes);
+  throw sim::InvariantViolation(std::string(credit_conservation_id), name(sim, packet.vl),
+                                "a packet of " + std::to_string(blocks) + " blocks arrived with " +
+                                    std::to_string(packet.vl < data_vls_ ? vls_[packet.vl].receiver.free_blocks() : 0) +
+                                    " blocks free: the sender overran its credits",
+                                "data_vls=" + std::to_string(data_vls_) + " used_blocks=" +
+                                    std::to_string(packet.vl < data_vls_ ? vls_[packet.vl].receiver.used_blocks() : 0));
+}
+
+void Port::release_vl15() {
+  assert(vl15_used_ > 0);
+  --vl15_used_;
 }
 
 void Port::on_flow_control_arrives(sim::Simulator& sim) {
@@ -237,8 +183,8 @@ void Port::on_flow_control_refresh(sim::Simulator& sim) {
   // tx_done (flush_flow_control). The timer re-arms only on further activity, so an idle fabric goes quiet.
 }
 
-void Port::arm_refresh(sim::Simulator& sim) {
-  if (refresh_armed_ || config_.flow_control_refresh <= sim::Time::zero()) {
+void Port::arm_refresh_timer(sim::Simulator& sim) {
+  if (config_.flow_control_refresh <= sim::Time::zero()) {
     return;
   }
   refresh_armed_ = true;

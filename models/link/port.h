@@ -8,7 +8,9 @@
 // retraining, physical-layer delimiters and idles (the reference's convention), buffers shared across VLs.
 #pragma once
 
+#include <algorithm>
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <string>
 
@@ -179,7 +181,17 @@ private:
   /// Sends an FC packet for every VL in tx_.flow_control_pending, ahead of any data.
   void send_pending_flow_control(sim::Simulator& sim);
   std::string name(const sim::Simulator& sim, int vl) const;
-  void arm_refresh(sim::Simulator& sim);
+  /// Schedules the flow-control refresh unless one is armed (the timer is off with a zero period).
+  void arm_refresh(sim::Simulator& sim) {
+    if (!refresh_armed_)
+      arm_refresh_timer(sim);
+  }
+  void arm_refresh_timer(sim::Simulator& sim);
+  // Off the per-packet path: VL15's slots, an overrun (throws), xmit_wait's bookkeeping, tracing.
+  bool on_vl15_arrives();
+  void release_vl15();
+  [[noreturn]] void overrun(const sim::Simulator& sim, const Packet& packet) const;
+  void add_xmit_wait(sim::Time start_at);
   void trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at);
 
   // What one packet touches, packed: the first line holds what sending reads and writes, the second what
@@ -252,5 +264,73 @@ inline constexpr std::uint32_t largest_packet_blocks =
 /// input_buffer_bytes_per_port).
 std::string validate_port_parameters(const std::string& link_widths, const std::string& link_speeds,
                                      std::uint32_t vl_cap, std::uint32_t input_buffer_bytes_per_port);
+
+// Per packet, inline: every hop sends once, arrives once and releases once, from the owning node's translation unit.
+
+inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle, std::uint8_t vl,
+                            sim::Time tail_available_at) {
+  const sim::Time now = sim.now();
+  assert(connected_ && may_start(now) && "send() while the previous packet is still leaving");
+  // FC packets go first: they are sent between packets, ahead of data (IBA §7.9.4).
+  flush_flow_control(sim);
+  Packet& packet = pool[handle];
+  assert(has_credits(now, vl, packet.wire_bytes) && "send() beyond the peer's advertised credits");
+  const sim::Time start_at = std::max(now, tx_.busy_until);
+  if (packet.wire_bytes != tx_.memo_wire_bytes) {
+    // Exact, from the one helper (STYLE rule 9); remembered because consecutive packets usually have one size.
+    tx_.memo_wire_bytes = packet.wire_bytes;
+    tx_.memo_serialization = sim::transfer_time(packet.wire_bytes, link_.data_rate);
+  }
+  const sim::Time end_at = std::max(start_at + tx_.memo_serialization, tail_available_at);
+  if (vl != management_vl) {
+    const std::uint32_t blocks = blocks_for(packet.wire_bytes);
+    vls_[vl].sender.on_sent(blocks);
+    vls_[vl].blocks_sent += blocks;
+    arm_refresh(sim);
+  }
+  arbiter_.on_sent(vl, packet.wire_bytes);
+  if (blocked_since_ != sim::Time::max())
+    add_xmit_wait(start_at);
+  vls_[vl].xmit_data_words += (packet.wire_bytes + 3) / 4;
+  vls_[vl].xmit_pkts += 1;
+
+  packet.vl = vl;
+  packet.in_port = tx_.peer_number;
+  packet.first_bit_at = start_at + tx_.propagation_delay;
+  packet.last_bit_at = end_at + tx_.propagation_delay;
+  sim.schedule((tx_.peer_arrival_after_tail ? packet.last_bit_at : packet.first_bit_at) + tx_.peer_arrival_delay,
+               tx_.peer, static_cast<std::uint8_t>(PortEventKind::packet_arrives), handle.value);
+  tx_.busy_until = end_at;
+  tx_.data_busy_until = end_at;
+  if (tracing_ && tracer_->wants(owner_component_id_, packet.dest_qpn, start_at, end_at))
+    trace_packet(packet, start_at, end_at);
+  return end_at;
+}
+
+inline bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
+  assert(packet.in_port == number_);
+  VlState& state = vls_[packet.vl];
+  state.rcv_data_words += (packet.wire_bytes + 3) / 4;
+  state.rcv_pkts += 1;
+  if (packet.vl == management_vl)
+    return on_vl15_arrives();
+  const std::uint32_t blocks = blocks_for(packet.wire_bytes);
+  if (packet.vl >= data_vls_ || !state.receiver.on_packet_arrived(blocks))
+    overrun(sim, packet);
+  state.blocks_received += blocks;
+  return true;
+}
+
+inline void Port::release(sim::Simulator& sim, std::uint8_t vl, std::uint32_t wire_bytes) {
+  if (vl == management_vl) {
+    release_vl15();
+    return;
+  }
+  vls_[vl].receiver.on_packet_freed(blocks_for(wire_bytes));
+  tx_.flow_control_pending |= static_cast<std::uint16_t>(1u << vl);
+  if (may_start(sim.now()))
+    flush_flow_control(sim);
+  arm_refresh(sim);
+}
 
 } // namespace ib::link
