@@ -93,6 +93,8 @@ private:
   /// Charges `wire_bytes` to the entry of table `t` at `index`, which takes the turn.
   void charge(TableIndex t, std::uint8_t index, std::uint32_t wire_bytes);
   bool high_may_send() const { return high_sent_bytes_ < high_limit_bytes_; }
+  /// Counts a packet of `wire_bytes` from the high (or low) table against VLHighLimit.
+  void charge_high_limit(bool high, std::uint32_t wire_bytes);
 
   // First line: what the usual packet touches.
   // What the last pick() chose, so on_sent() need not search the table again: a cache, hence mutable.
@@ -194,8 +196,12 @@ inline void VlArbiter::on_sent(int vl, std::uint32_t wire_bytes) {
   const auto bit = static_cast<std::uint16_t>(1u << vl);
   assert((bit & data_vl_mask_) != 0);
   // The usual case: the packet is the one the last pick() chose, whose table and entry it remembered.
-  const bool as_chosen = chosen_vl_ == vl;
-  chosen_vl_ = no_choice;
+  if (chosen_vl_ == vl) {
+    chosen_vl_ = no_choice;
+    charge_high_limit(chosen_high_, wire_bytes);
+    charge(chosen_high_ ? high_table : low_table, chosen_index_, wire_bytes);
+    return;
+  }
   // Otherwise redo pick()'s choice between the tables. A VL listed in both is sent as high priority unless the
   // limit was reached, in which case pick() gave the low table its chance and this VL, being ready, took it.
   const bool in_high = (tables_[high_table].vl_mask & bit) != 0;
@@ -204,9 +210,13 @@ inline void VlArbiter::on_sent(int vl, std::uint32_t wire_bytes) {
     assert(false && "on_sent for a VL in neither table: pick() never returns it");
     return;
   }
-  const bool high = as_chosen ? chosen_high_ : in_high && (high_may_send() || !in_low);
+  const bool high = in_high && (high_may_send() || !in_low);
   const TableIndex t = high ? high_table : low_table;
-  charge(t, as_chosen ? chosen_index_ : find_entry(t, vl), wire_bytes);
+  charge_high_limit(high, wire_bytes);
+  charge(t, find_entry(t, vl), wire_bytes);
+}
+
+inline void VlArbiter::charge_high_limit(bool high, std::uint32_t wire_bytes) {
   if (!high)
     high_sent_bytes_ = 0; // a low packet went: the next high burst may use the whole limit again
   else if (high_may_send())
