@@ -13,7 +13,9 @@
 
 namespace ib::link {
 
-struct Packet {
+// Aligned to a cache line: a pool's chunks would otherwise be only 16-byte aligned (operator new), and every
+// packet would straddle two lines.
+struct alignas(64) Packet {
   // Per hop, written by the sending port and read by the node that receives it. A node must not read them once
   // it has started sending the packet on: the next node may overwrite them from then on.
   sim::Time first_bit_at; ///< first bit arrives at the current receiver
@@ -44,7 +46,7 @@ struct Packet {
 };
 
 // One cache line per packet: every hop touches it.
-static_assert(sizeof(Packet) <= 64, "a packet's fabric fields fit one cache line");
+static_assert(sizeof(Packet) == 64, "a packet's fabric fields fit one cache line");
 
 using PacketPool = sim::Pool<Packet>;
 using PacketHandle = sim::Handle<Packet>;
