@@ -191,7 +191,7 @@ public:
 
 private:
   static constexpr std::size_t lane_count = 64;
-  struct Lane {
+  struct alignas(64) Lane {         // one line each: a push or pop touches one lane
     sim::Ring<Event> events{16};    // allocated up front: a lane first used after warm-up allocates nothing
     unsigned __int128 last_key = 0; ///< of the newest event, which every later one must exceed
     std::uint64_t delay = ~std::uint64_t{0};

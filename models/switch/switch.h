@@ -100,8 +100,8 @@ private:
   static_assert(sizeof(Input) == 16, "four inputs per cache line");
   /// An input has at most one request out (its head's), so each output VL's waiting inputs form a list threaded
   /// through the inputs themselves: no queue storage, and an output's state fits one cache line.
-  struct Output {
-    // Hot first: with few VLs in use, an output's whole state is one cache line.
+  struct alignas(64) Output {
+    // Hot first, from the start of a line: with VLs 0..12, what an output touches is one cache line.
     std::uint16_t requested_vls = 0;                         ///< bit v: VL v has waiting inputs
     bool sending = false;                                    ///< a packet has started and not yet left
     std::uint16_t sending_from = 0;                          ///< its input slot (port * 16 + VL)
