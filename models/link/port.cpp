@@ -34,7 +34,7 @@ void Port::bind(sim::Target owner, std::uint32_t owner_component_id, std::uint8_
 }
 
 void connect(Port& a, Port& b, const LinkConfig& link) {
-  if (a.connected_ || b.connected_) {
+  if (a.tx_.connected || b.tx_.connected) {
     throw std::invalid_argument("port already connected");
   }
   const std::uint8_t vls = operational_vls(a.config_.vl_cap, b.config_.vl_cap);
@@ -46,7 +46,7 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
                                   " blocks per VL, below one largest packet (" + std::to_string(largest_packet_blocks) +
                                   " blocks)");
     }
-    side->data_vls_ = vls;
+    side->tx_.data_vls = vls;
     side->link_ = link;
     side->tx_.propagation_delay = link.propagation_delay;
     side->flow_control_packet_time_ = sim::transfer_time(flow_control_packet_bytes, link.data_rate);
@@ -54,12 +54,14 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
     for (int vl = 0; vl < vl_slots; ++vl) {
       side->vls_[vl].receiver = CreditReceiver(blocks);
     }
-    side->connected_ = true;
+    side->tx_.connected = true;
   }
-  a.tx_.peer = b.owner_;
+  a.tx_.peer_type = b.owner_.type;
+  a.tx_.peer_index = b.owner_.index;
   a.tx_.peer_number = b.number_;
   a.tx_.peer_inbox = &b.inbox_;
-  b.tx_.peer = a.owner_;
+  b.tx_.peer_type = a.owner_.type;
+  b.tx_.peer_index = a.owner_.index;
   b.tx_.peer_number = a.number_;
   b.tx_.peer_inbox = &a.inbox_;
   // A cut-through receiver cannot act before the LRH (with the DLID) is in.
@@ -98,11 +100,11 @@ void Port::note_blocked(sim::Simulator& sim) {
     blocked_since_ = now;
   }
   absorb_flow_control(now);
-  if (inbox_.in_flight.empty()) {
+  if (inbox_.empty()) {
     inbox_.owner_waiting = true; // the peer's next FC packet schedules our wake-up
     return;
   }
-  const sim::Time next_at = inbox_.in_flight.front().arrives_at;
+  const sim::Time next_at = inbox_.front_arrives_at();
   if (wake_scheduled_at_ <= now || next_at < wake_scheduled_at_) {
     wake_scheduled_at_ = next_at;
     sim.schedule(next_at, owner_, static_cast<std::uint8_t>(PortEventKind::flow_control_arrives), number_);
@@ -110,14 +112,14 @@ void Port::note_blocked(sim::Simulator& sim) {
 }
 
 void Port::absorb_flow_control(sim::Time now) {
-  while (!inbox_.in_flight.empty() && inbox_.in_flight.front().arrives_at <= now) {
-    const FlowControlUpdate& update = inbox_.in_flight.front();
+  while (!inbox_.empty() && inbox_.front_arrives_at() <= now) {
+    const FlowControlUpdate update = inbox_.front();
     vls_[update.vl].sender.on_flow_control(update.fccl);
     // The FCTBS it carries is not compared with ABR here (IBA §7.9.4 resynchronises ABR to it, which recovers
     // blocks lost to errors): nothing is lost on these links, and packets sent after this FC packet may already
     // be counted in ABR when it is taken in lazily. credit-conservation checks FCTBS - ABR against the blocks in
     // flight instead, exactly.
-    inbox_.in_flight.pop_front();
+    inbox_.pop_front();
   }
 }
 
@@ -129,10 +131,10 @@ void Port::send_pending_flow_control(sim::Simulator& sim) {
     const std::uint32_t fctbs = vls_[vl].sender.fctbs();
     const std::uint32_t fccl = vls_[vl].receiver.fccl();
     const sim::Time arrives_at = tx_.busy_until + tx_.propagation_delay;
-    tx_.peer_inbox->in_flight.push_back({arrives_at, fctbs, static_cast<std::uint16_t>(fccl), vl});
+    tx_.peer_inbox->push_back({arrives_at, static_cast<std::uint16_t>(fccl), vl});
     if (tx_.peer_inbox->owner_waiting) {
       tx_.peer_inbox->owner_waiting = false;
-      sim.schedule(arrives_at, tx_.peer, static_cast<std::uint8_t>(PortEventKind::flow_control_arrives),
+      sim.schedule(arrives_at, tx_.peer(), static_cast<std::uint8_t>(PortEventKind::flow_control_arrives),
                    tx_.peer_number);
     }
     vls_[vl].last_sent_fctbs = static_cast<std::uint16_t>(fctbs);
@@ -152,12 +154,13 @@ bool Port::on_vl15_arrives() {
 
 void Port::overrun(const sim::Simulator& sim, const Packet& packet) const {
   const std::uint32_t blocks = blocks_for(packet.wire_bytes);
-  throw sim::InvariantViolation(std::string(credit_conservation_id), name(sim, packet.vl),
-                                "a packet of " + std::to_string(blocks) + " blocks arrived with " +
-                                    std::to_string(packet.vl < data_vls_ ? vls_[packet.vl].receiver.free_blocks() : 0) +
-                                    " blocks free: the sender overran its credits",
-                                "data_vls=" + std::to_string(data_vls_) + " used_blocks=" +
-                                    std::to_string(packet.vl < data_vls_ ? vls_[packet.vl].receiver.used_blocks() : 0));
+  throw sim::InvariantViolation(
+      std::string(credit_conservation_id), name(sim, packet.vl),
+      "a packet of " + std::to_string(blocks) + " blocks arrived with " +
+          std::to_string(packet.vl < tx_.data_vls ? vls_[packet.vl].receiver.free_blocks() : 0) +
+          " blocks free: the sender overran its credits",
+      "data_vls=" + std::to_string(tx_.data_vls) +
+          " used_blocks=" + std::to_string(packet.vl < tx_.data_vls ? vls_[packet.vl].receiver.used_blocks() : 0));
 }
 
 void Port::release_vl15() {
@@ -170,8 +173,8 @@ void Port::on_flow_control_arrives(sim::Simulator& sim) {
 }
 
 void Port::on_flow_control_refresh(sim::Simulator& sim) {
-  refresh_armed_ = false;
-  for (int vl = 0; vl < data_vls_; ++vl) {
+  tx_.refresh_armed = false;
+  for (int vl = 0; vl < tx_.data_vls; ++vl) {
     if (vls_[vl].sender.fctbs() != vls_[vl].last_sent_fctbs || vls_[vl].receiver.fccl() != vls_[vl].last_sent_fccl) {
       tx_.flow_control_pending |= static_cast<std::uint16_t>(1u << vl);
     }
@@ -187,7 +190,7 @@ void Port::arm_refresh_timer(sim::Simulator& sim) {
   if (config_.flow_control_refresh <= sim::Time::zero()) {
     return;
   }
-  refresh_armed_ = true;
+  tx_.refresh_armed = true;
   sim.schedule_in(config_.flow_control_refresh, owner_, static_cast<std::uint8_t>(PortEventKind::flow_control_refresh),
                   number_);
 }
@@ -224,13 +227,13 @@ std::string Port::name(const sim::Simulator& sim, int vl) const {
 
 std::string check_credit_conservation(const Port& tx, const Port& rx, bool quiescent) {
   std::string problems;
-  for (int vl = 0; vl < tx.data_vls_; ++vl) {
+  for (int vl = 0; vl < tx.tx_.data_vls; ++vl) {
     const std::uint32_t in_flight = tx.vls_[vl].blocks_sent - rx.vls_[vl].blocks_received;
     // FC packets still on the link count as delivered: the newest one is what the sender will hold.
     CreditSender sender = tx.vls_[vl].sender;
-    for (std::uint32_t i = 0; i < tx.inbox_.in_flight.size(); ++i) {
-      if (tx.inbox_.in_flight[i].vl == vl) {
-        sender.on_flow_control(tx.inbox_.in_flight[i].fccl);
+    for (std::uint32_t i = 0; i < tx.inbox_.size(); ++i) {
+      if (tx.inbox_[i].vl == vl) {
+        sender.on_flow_control(tx.inbox_[i].fccl);
       }
     }
     const std::string problem =

@@ -12,6 +12,7 @@
 #include <array>
 #include <cassert>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "models/link/credit_flow.h"
@@ -53,21 +54,68 @@ struct PortConfig {
   sim::Time arrival_delay;
 };
 
-/// A flow-control packet on its way: what it carries and when its last bit arrives.
+/// A flow-control packet on its way: when its last bit arrives, and the credit limit it carries. (It carries the
+/// FCTBS too, which nothing here reads: absorb_flow_control() says why.)
 struct FlowControlUpdate {
   sim::Time arrives_at;
-  std::uint32_t fctbs;
   std::uint16_t fccl;
   std::uint8_t vl;
 };
 
-/// The flow-control packets travelling towards one port, in order. The link, not an event per packet, carries
-/// them (STYLE rule 18): the receiving port takes those already arrived whenever it looks at its credits, and
-/// only a port whose owner waits for credits gets an event when the next one lands.
-struct FlowControlInbox {
-  sim::Ring<FlowControlUpdate> in_flight;
+/// The flow-control packets travelling towards one port, oldest first. The link, not an event per packet, carries
+/// them (STYLE rule 18): the receiving port takes those already arrived whenever it looks at its credits, and only
+/// a port whose owner waits for credits gets an event when the next one lands. The two oldest wait inline, on the
+/// line the port's credit checks read anyway, so that the peer writing one and the port reading it touch one line;
+/// more (long cables, many VLs) queue behind them in a ring allocated on first need.
+class FlowControlInbox {
+public:
+  bool empty() const { return near_size_ == 0; }
+  std::uint32_t size() const { return near_size_ + (far_ ? far_->size() : 0); }
+  /// Preconditions for front(), front_arrives_at(), pop_front(): !empty(); for [i]: i < size().
+  sim::Time front_arrives_at() const { return near_at_[near_head_]; }
+  FlowControlUpdate front() const { return near(near_head_); }
+  FlowControlUpdate operator[](std::uint32_t i) const {
+    return i < near_size_ ? near((near_head_ + i) % near_capacity) : (*far_)[i - near_size_];
+  }
+  void push_back(const FlowControlUpdate& update) {
+    if (near_size_ < near_capacity && (!far_ || far_->empty())) {
+      set_near((near_head_ + near_size_) % near_capacity, update);
+      ++near_size_;
+      return;
+    }
+    if (!far_)
+      far_ = std::make_unique<sim::Ring<FlowControlUpdate>>();
+    far_->push_back(update);
+  }
+  void pop_front() {
+    near_head_ = static_cast<std::uint8_t>((near_head_ + 1) % near_capacity);
+    --near_size_;
+    if (far_ && !far_->empty()) { // the oldest stay inline: the far ring holds only what follows them
+      set_near((near_head_ + near_size_) % near_capacity, far_->front());
+      ++near_size_;
+      far_->pop_front();
+    }
+  }
+
   bool owner_waiting = false; ///< the owner is blocked on credits and no arrival event is scheduled
+
+private:
+  static constexpr std::uint8_t near_capacity = 2;
+  FlowControlUpdate near(std::uint32_t slot) const { return {near_at_[slot], near_fccl_[slot], near_vl_[slot]}; }
+  void set_near(std::uint32_t slot, const FlowControlUpdate& update) {
+    near_at_[slot] = update.arrives_at;
+    near_fccl_[slot] = update.fccl;
+    near_vl_[slot] = update.vl;
+  }
+  // The inline slots field by field, so that they and the bookkeeping take 40 bytes.
+  std::array<sim::Time, near_capacity> near_at_{};
+  std::unique_ptr<sim::Ring<FlowControlUpdate>> far_; ///< beyond the inline slots, in order
+  std::array<std::uint16_t, near_capacity> near_fccl_{};
+  std::array<std::uint8_t, near_capacity> near_vl_{};
+  std::uint8_t near_head_ = 0;
+  std::uint8_t near_size_ = 0;
 };
+static_assert(sizeof(FlowControlInbox) == 40, "an inbox leaves room on its line for the port's other credit state");
 
 /// The physical link, the same for both directions.
 struct LinkConfig {
@@ -94,17 +142,17 @@ public:
   /// port `number`. Called once by the fabric, before connect().
   void bind(sim::Target owner, std::uint32_t owner_component_id, std::uint8_t number, const PortConfig& config);
 
-  bool connected() const { return connected_; }
+  bool connected() const { return tx_.connected; }
   /// Every packet this port sends goes to `tracer` (nullptr: none) as a span from first to last bit.
   void set_tracer(sim::Tracer* tracer) {
     tracer_ = tracer;
-    tracing_ = tracer != nullptr;
+    tx_.tracing = tracer != nullptr;
   }
   /// The component the port belongs to (its name in reports: simulator.component_name()).
   std::uint32_t owner_component_id() const { return owner_component_id_; }
   std::uint8_t number() const { return number_; }
   /// Operational data VLs after connect(): the largest of 1, 2, 4, 8, 15 both ends support.
-  std::uint8_t data_vls() const { return data_vls_; }
+  std::uint8_t data_vls() const { return tx_.data_vls; }
   const LinkConfig& link() const { return link_; }
   /// Receive buffer of one data VL, in 64-byte blocks.
   std::uint32_t buffer_blocks_per_vl() const { return vls_[0].receiver.capacity_blocks(); }
@@ -132,7 +180,7 @@ public:
   bool has_credits(sim::Time now, std::uint8_t vl, std::uint32_t wire_bytes) {
     if (vl == management_vl)
       return true;
-    if (!inbox_.in_flight.empty() && inbox_.in_flight.front().arrives_at <= now) // inline: usually none has
+    if (!inbox_.empty() && inbox_.front_arrives_at() <= now) // inline: usually none has
       absorb_flow_control(now);
     return vls_[vl].sender.may_send(blocks_for(wire_bytes));
   }
@@ -183,7 +231,7 @@ private:
   std::string name(const sim::Simulator& sim, int vl) const;
   /// Schedules the flow-control refresh unless one is armed (the timer is off with a zero period).
   void arm_refresh(sim::Simulator& sim) {
-    if (!refresh_armed_)
+    if (!tx_.refresh_armed)
       arm_refresh_timer(sim);
   }
   void arm_refresh_timer(sim::Simulator& sim);
@@ -195,8 +243,9 @@ private:
   void trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at);
 
   // What one packet touches, packed: the first line holds what sending reads and writes, the second what
-  // sending, arrival and flow control share; each VL's credits and counters fill one line of their own. The rest
-  // of the port (configuration, wiring, cold counters, tracing) is read only off the hot path.
+  // sending, arrival and flow control share (the inbox of flow-control packets first); each VL's credits and
+  // counters fill one line of their own. The rest of the port (configuration, wiring, cold counters, tracing) is
+  // read only off the hot path.
   struct alignas(64) TxState {
     sim::Time busy_until;         ///< the serializer's last scheduled bit, data or FC
     sim::Time data_busy_until;    ///< the last data packet's last bit
@@ -204,11 +253,17 @@ private:
     sim::Time peer_arrival_delay; ///< the peer's PortConfig::arrival_delay, at least its LRH time if cut-through
     sim::Time memo_serialization; ///< serialization time of a packet of memo_wire_bytes
     FlowControlInbox* peer_inbox = nullptr; ///< where our FC packets travel: the peer's inbox, on our link
-    sim::Target peer;
-    std::uint32_t memo_wire_bytes = 0; ///< size of the last packet serialized
+    std::uint32_t peer_index = 0;           ///< the peer node's sim::Target, split to pack the line
+    std::uint32_t memo_wire_bytes = 0;      ///< size of the last packet serialized
+    std::uint16_t flow_control_pending = 0; ///< bit v: an FC packet for VL v waits to be sent
+    sim::ComponentType peer_type = 0;
     std::uint8_t peer_number = 0;
     bool peer_arrival_after_tail = false;
-    std::uint16_t flow_control_pending = 0; ///< bit v: an FC packet for VL v waits to be sent
+    std::uint8_t data_vls = 0;  ///< operational data VLs (data_vls())
+    bool connected : 1 = false; ///< a switch checks its output's on every arrival
+    bool tracing : 1 = false;   ///< tracer_ is set
+    bool refresh_armed : 1 = false;
+    sim::Target peer() const { return {peer_type, peer_index}; }
   };
   static_assert(sizeof(TxState) == 64, "a send touches one line of port state");
   TxState tx_;
@@ -216,10 +271,6 @@ private:
   sim::Time blocked_since_ = sim::Time::max();
   sim::Time flow_control_packet_time_; ///< serialization of one 6-byte FC packet at the link's rate
   std::uint64_t flow_control_pkts_ = 0;
-  std::uint8_t data_vls_ = 0;
-  bool refresh_armed_ = false;
-  bool tracing_ = false;   ///< tracer_ is set
-  bool connected_ = false; ///< here, not with the wiring: a switch checks its output's on every arrival
 
   /// Everything one packet on one VL touches, together: one cache line per packet instead of five.
   struct alignas(64) VlState {
@@ -270,7 +321,7 @@ std::string validate_port_parameters(const std::string& link_widths, const std::
 inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle handle, std::uint8_t vl,
                             sim::Time tail_available_at) {
   const sim::Time now = sim.now();
-  assert(connected_ && may_start(now) && "send() while the previous packet is still leaving");
+  assert(tx_.connected && may_start(now) && "send() while the previous packet is still leaving");
   // FC packets go first: they are sent between packets, ahead of data (IBA §7.9.4).
   flush_flow_control(sim);
   Packet& packet = pool[handle];
@@ -299,10 +350,10 @@ inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle 
   packet.first_bit_at = start_at + tx_.propagation_delay;
   packet.last_bit_at = end_at + tx_.propagation_delay;
   sim.schedule((tx_.peer_arrival_after_tail ? packet.last_bit_at : packet.first_bit_at) + tx_.peer_arrival_delay,
-               tx_.peer, static_cast<std::uint8_t>(PortEventKind::packet_arrives), handle.value);
+               tx_.peer(), static_cast<std::uint8_t>(PortEventKind::packet_arrives), handle.value);
   tx_.busy_until = end_at;
   tx_.data_busy_until = end_at;
-  if (tracing_ && tracer_->wants(owner_component_id_, packet.dest_qpn, start_at, end_at))
+  if (tx_.tracing && tracer_->wants(owner_component_id_, packet.dest_qpn, start_at, end_at))
     trace_packet(packet, start_at, end_at);
   return end_at;
 }
@@ -315,7 +366,7 @@ inline bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
   if (packet.vl == management_vl)
     return on_vl15_arrives();
   const std::uint32_t blocks = blocks_for(packet.wire_bytes);
-  if (packet.vl >= data_vls_ || !state.receiver.on_packet_arrived(blocks))
+  if (packet.vl >= tx_.data_vls || !state.receiver.on_packet_arrived(blocks))
     overrun(sim, packet);
   state.blocks_received += blocks;
   return true;

@@ -390,3 +390,40 @@ TEST_CASE("link::Port: 4 KiB packets over 100 m reach 99 pct of line rate from t
     CHECK((utilization >= 0.99) == (credits >= 260));
   }
 }
+
+TEST_CASE("link::FlowControlInbox: a FIFO across its inline slots and the ring behind them", "[link][quick]") {
+  // Against a deque, through bursts that spill past the inline slots and drain back into them.
+  link::FlowControlInbox inbox;
+  std::deque<link::FlowControlUpdate> expected;
+  std::uint64_t state = 12345;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<std::uint32_t>(state >> 33);
+  };
+  std::int64_t at_ps = 0;
+  for (int step = 0; step < 20000; ++step) {
+    const bool push = expected.empty() || next() % 100 < (step / 1000 % 2 == 0 ? 60 : 40);
+    if (push) {
+      const link::FlowControlUpdate update{sim::Time::from_ps(at_ps += 1 + next() % 7),
+                                           static_cast<std::uint16_t>(next() % 4096),
+                                           static_cast<std::uint8_t>(next() % 15)};
+      inbox.push_back(update);
+      expected.push_back(update);
+    } else {
+      REQUIRE(inbox.front_arrives_at() == expected.front().arrives_at);
+      REQUIRE(inbox.front().fccl == expected.front().fccl);
+      REQUIRE(inbox.front().vl == expected.front().vl);
+      inbox.pop_front();
+      expected.pop_front();
+    }
+    REQUIRE(inbox.size() == expected.size());
+    REQUIRE(inbox.empty() == expected.empty());
+    if (step % 97 == 0) {
+      for (std::uint32_t i = 0; i < expected.size(); ++i) {
+        REQUIRE(inbox[i].arrives_at == expected[i].arrives_at);
+        REQUIRE(inbox[i].fccl == expected[i].fccl);
+        REQUIRE(inbox[i].vl == expected[i].vl);
+      }
+    }
+  }
+}
