@@ -127,6 +127,7 @@ void Port::send_pending_flow_control(sim::Simulator& sim) {
   while (tx_.flow_control_pending != 0) {
     const auto vl = static_cast<std::uint8_t>(std::countr_zero(tx_.flow_control_pending));
     tx_.flow_control_pending &= static_cast<std::uint16_t>(tx_.flow_control_pending - 1);
+    tx_.sent_since_flow_control &= static_cast<std::uint16_t>(~(1u << vl));
     tx_.busy_until = std::max(sim.now(), tx_.busy_until) + flow_control_packet_time_;
     const std::uint32_t fctbs = vls_[vl].sender.fctbs();
     const std::uint32_t fccl = vls_[vl].receiver.fccl();
@@ -174,11 +175,15 @@ void Port::on_flow_control_arrives(sim::Simulator& sim) {
 
 void Port::on_flow_control_refresh(sim::Simulator& sim) {
   tx_.refresh_armed = false;
-  for (int vl = 0; vl < tx_.data_vls; ++vl) {
+  // Only a VL that has sent since its last FC packet can differ from what that packet carried: its FCTBS moved
+  // (or wrapped back to the same 12 bits, which the comparison leaves out, as before).
+  for (std::uint16_t vls = tx_.sent_since_flow_control; vls != 0; vls &= static_cast<std::uint16_t>(vls - 1)) {
+    const int vl = std::countr_zero(vls);
     if (vls_[vl].sender.fctbs() != vls_[vl].last_sent_fctbs || vls_[vl].receiver.fccl() != vls_[vl].last_sent_fccl) {
       tx_.flow_control_pending |= static_cast<std::uint16_t>(1u << vl);
     }
   }
+  tx_.sent_since_flow_control = 0;
   if (tx_.flow_control_pending != 0 && may_start(sim.now())) {
     flush_flow_control(sim);
   }

@@ -254,8 +254,11 @@ private:
     sim::Time memo_serialization; ///< serialization time of a packet of memo_wire_bytes
     FlowControlInbox* peer_inbox = nullptr; ///< where our FC packets travel: the peer's inbox, on our link
     std::uint32_t peer_index = 0;           ///< the peer node's sim::Target, split to pack the line
-    std::uint32_t memo_wire_bytes = 0;      ///< size of the last packet serialized
+    std::uint16_t memo_wire_bytes = 0;      ///< size of the last packet serialized (any larger never matches)
     std::uint16_t flow_control_pending = 0; ///< bit v: an FC packet for VL v waits to be sent
+    /// Bit v: VL v has sent data since its last FC packet, the only way its FCTBS changes. A refresh looks at
+    /// those VLs only (a changed FCCL is already in flow_control_pending).
+    std::uint16_t sent_since_flow_control = 0;
     sim::ComponentType peer_type = 0;
     std::uint8_t peer_number = 0;
     bool peer_arrival_after_tail = false;
@@ -329,7 +332,7 @@ inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle 
   const sim::Time start_at = std::max(now, tx_.busy_until);
   if (packet.wire_bytes != tx_.memo_wire_bytes) {
     // Exact, from the one helper (STYLE rule 9); remembered because consecutive packets usually have one size.
-    tx_.memo_wire_bytes = packet.wire_bytes;
+    tx_.memo_wire_bytes = static_cast<std::uint16_t>(packet.wire_bytes);
     tx_.memo_serialization = sim::transfer_time(packet.wire_bytes, link_.data_rate);
   }
   const sim::Time end_at = std::max(start_at + tx_.memo_serialization, tail_available_at);
@@ -337,6 +340,7 @@ inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle 
     const std::uint32_t blocks = blocks_for(packet.wire_bytes);
     vls_[vl].sender.on_sent(blocks);
     vls_[vl].blocks_sent += blocks;
+    tx_.sent_since_flow_control |= static_cast<std::uint16_t>(1u << vl);
     arm_refresh(sim);
   }
   arbiter_.on_sent(vl, packet.wire_bytes);
