@@ -1,7 +1,9 @@
 #include <iostream>
 
 #include "sim/cli/commands.h"
+#include "sim/memory.h"
 
 int main(int argc, char** argv) {
+  sim::back_heap_with_huge_pages();
   return cli::run_command_line(argc, argv, std::cout, std::cerr);
 }

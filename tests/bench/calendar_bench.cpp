@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "sim/memory.h"
 #include "sim/report.h"
 #include "tests/bench/hold_model.h"
 
@@ -35,6 +36,7 @@ void run(std::uint64_t pending, std::uint64_t events) {
 } // namespace
 
 int main(int argc, char** argv) {
+  sim::back_heap_with_huge_pages(); // as ibnetsim runs
   const std::uint64_t events = bench::option(argc, argv, "--events", 20'000'000);
   const std::uint64_t pending = bench::option(argc, argv, "--pending", 0);
   if (pending)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/host_runtime.h"
+#include "sim/memory.h"
 #include "sim/report.h"
 #include "tests/bench/hold_model.h"
 
@@ -70,6 +71,7 @@ void run(std::uint64_t pending, std::uint64_t events, std::uint64_t wake_every, 
 } // namespace
 
 int main(int argc, char** argv) {
+  sim::back_heap_with_huge_pages(); // as ibnetsim runs
   const std::uint64_t events = bench::option(argc, argv, "--events", 10'000'000);
   const std::uint64_t pending = bench::option(argc, argv, "--pending", 100'000);
   const std::uint64_t wake_every = bench::option(argc, argv, "--wake-every", 0);

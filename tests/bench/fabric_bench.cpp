@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "sim/memory.h"
 #include "sim/profile.h"
 #include "sim/report.h"
 #include "tests/support/test_fabric.h"
@@ -47,6 +48,7 @@ Options parse(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
+  sim::back_heap_with_huge_pages(); // as ibnetsim runs
   using namespace ib;
   const Options o = parse(argc, argv);
   testing::TestFabric net(1);

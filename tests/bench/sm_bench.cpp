@@ -9,6 +9,7 @@
 
 #include "models/sm/credit_loops.h"
 #include "models/sm/routing.h"
+#include "sim/memory.h"
 #include "sim/report.h"
 #include "tests/support/sm_fabrics.h"
 
@@ -21,6 +22,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 } // namespace
 
 int main(int argc, char** argv) {
+  sim::back_heap_with_huge_pages(); // as ibnetsim runs
   using namespace ib;
   unsigned k = 20;
   std::string engine_name = "ftree";

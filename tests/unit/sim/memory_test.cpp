@@ -1,0 +1,56 @@
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "sim/memory.h"
+
+namespace {
+
+/// The VmFlags of the mapping holding `address`, from /proc/self/smaps; "" if none holds it.
+std::string vm_flags_of(const void* address) {
+  const auto a = reinterpret_cast<std::uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    std::uintptr_t low = 0;
+    std::uintptr_t high = 0;
+    char dash = 0;
+    std::istringstream head(line);
+    if (head >> std::hex >> low >> dash >> high && dash == '-') {
+      inside = low <= a && a < high;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line;
+    }
+  }
+  return "";
+}
+
+} // namespace
+
+TEST_CASE("sim::back_heap_with_huge_pages: later blocks land in memory marked for huge pages", "[sim][quick]") {
+  const std::size_t marked = sim::back_heap_with_huge_pages(std::size_t{256} << 20);
+  // Whole huge pages or nothing (a sanitizer build, another allocator or platform: then there is nothing to check).
+  CHECK(marked % (std::size_t{2} << 20) == 0);
+#if defined(__linux__) && defined(__GLIBC__) && !defined(__SANITIZE_ADDRESS__)
+  CHECK(marked >= (std::size_t{254} << 20)); // the reservation, less the alignment to 2 MiB at either end
+#endif
+  if (marked == 0)
+    return;
+  // Blocks that used to get mappings of their own now come from the marked heap (all but its first, unaligned,
+  // up to 2 MiB, which small blocks fill first).
+  for (const std::size_t bytes : {std::size_t{8} << 20, std::size_t{24} << 20}) {
+    auto* block = static_cast<unsigned char*>(std::malloc(bytes));
+    REQUIRE(block != nullptr);
+    std::memset(block, 0xa5, bytes);
+    CHECK(block[bytes - 1] == 0xa5);
+    INFO("block of " << bytes << " bytes");
+    CHECK(vm_flags_of(block + bytes / 2).find(" hg") != std::string::npos);
+    std::free(block);
+  }
+}
