@@ -50,7 +50,8 @@ std::string validate(const Params& params) {
 
 Switch::Switch(const Params& params, sim::Target self, std::uint32_t component_id, link::PacketPool& pool)
     : self_(self), component_id_(component_id), pool_(pool), ports_(params.port_count + 1),
-      inputs_((params.port_count + 1) * link::vl_slots), outputs_(params.port_count + 1) {
+      port_shift_(static_cast<std::uint8_t>(std::bit_width(params.port_count))), inputs_(link::vl_slots << port_shift_),
+      outputs_(params.port_count + 1) {
   assert(validate(params).empty());
   // The port-to-port latency rides on the arrival event: a packet is routed and may leave at that instant.
   const link::PortConfig config{params.input_buffer_bytes_per_port,
@@ -120,7 +121,7 @@ void Switch::prefetch_near(const sim::Event& event) const {
   } else if (event.kind == static_cast<std::uint8_t>(Kind::tx_done)) {
     const Output& output = outputs_[event.handle];
     __builtin_prefetch(&inputs_[output.sending_from]);
-    ports_[output.sending_from / 16].prefetch_receive(static_cast<std::uint8_t>(output.sending_from % 16));
+    ports_[slot_port(output.sending_from)].prefetch_receive(slot_vl(output.sending_from));
     ports_[event.handle].prefetch_send();
   }
 }
@@ -172,7 +173,7 @@ void Switch::serve_head(sim::Simulator& sim, std::uint16_t input_slot) {
     input.head = link::PacketHandle{head.next_in_queue};
     pool_.release(handle);
     ++counters_.packets_to_management;
-    ports_[input_slot / 16].release(sim, static_cast<std::uint8_t>(input_slot % 16), wire_bytes);
+    ports_[slot_port(input_slot)].release(sim, slot_vl(input_slot), wire_bytes);
     if (input.head.valid()) {
       serve_head(sim, input_slot);
     }
@@ -238,7 +239,7 @@ void Switch::on_tx_done(sim::Simulator& sim, std::uint8_t out_port) {
   Input& input = inputs_[input_slot];
   input.busy = false;
   ++counters_.packets_forwarded;
-  ports_[input_slot / 16].release(sim, static_cast<std::uint8_t>(input_slot % 16), input.sending_wire_bytes);
+  ports_[slot_port(input_slot)].release(sim, slot_vl(input_slot), input.sending_wire_bytes);
   if (input.head.valid()) {
     serve_head(sim, input_slot);
   }

@@ -104,12 +104,20 @@ private:
     // Hot first, from the start of a line: with VLs 0..12, what an output touches is one cache line.
     std::uint16_t requested_vls = 0;                         ///< bit v: VL v has waiting inputs
     bool sending = false;                                    ///< a packet has started and not yet left
-    std::uint16_t sending_from = 0;                          ///< its input slot (port * 16 + VL)
+    std::uint16_t sending_from = 0;                          ///< its input slot (slot())
     std::array<std::uint16_t, link::vl_slots> first_request; ///< per output VL: oldest waiting input slot
     std::array<std::uint16_t, link::vl_slots> last_request;  ///< per output VL: newest waiting input slot
   };
 
-  static std::uint16_t slot(std::uint8_t port, std::uint8_t vl) { return static_cast<std::uint16_t>(port * 16 + vl); }
+  /// Input slots are VL-major, (VL << port_shift_) | port: the inputs of one VL, which a fabric using few VLs keeps
+  /// touching, share cache lines instead of each taking one.
+  std::uint16_t slot(std::uint8_t port, std::uint8_t vl) const {
+    return static_cast<std::uint16_t>(vl << port_shift_ | port);
+  }
+  std::uint8_t slot_port(std::uint16_t input_slot) const {
+    return static_cast<std::uint8_t>(input_slot & ((1u << port_shift_) - 1));
+  }
+  std::uint8_t slot_vl(std::uint16_t input_slot) const { return static_cast<std::uint8_t>(input_slot >> port_shift_); }
   void on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle);
   void on_tx_done(sim::Simulator& sim, std::uint8_t out_port);
   /// The input's new head (it has arrived, so it is ready) requests its output.
@@ -123,6 +131,7 @@ private:
   std::uint32_t component_id_;
   link::PacketPool& pool_;
   std::vector<link::Port> ports_; ///< index = port number; [0] is the management port, never wired
+  std::uint8_t port_shift_;       ///< bits of a port number in a slot: ports_.size() rounded up to a power of two
   std::vector<Input> inputs_;     ///< index = slot(port, VL)
   std::vector<Output> outputs_;   ///< index = port number
   std::vector<std::uint8_t> lft_;
