@@ -9,12 +9,14 @@
 namespace sim {
 
 /// Asks the kernel to back the heap with transparent huge pages from here on, where it allows them (Linux with
-/// THP in "madvise" or "always" mode, glibc's malloc): reserves `reserve_bytes` of address space at the heap's
-/// top, marks it MADV_HUGEPAGE, and has malloc serve blocks up to 32 MiB from the heap rather than from separate
-/// mappings. Only address space is reserved; memory is used as it is touched, in 2 MiB pages. Call it first
-/// thing in main(), before the model is built. Returns the bytes marked, 0 if it did nothing (another platform
-/// or allocator, a sanitizer build, or a kernel that refused): the run is then the same, only slower.
-/// Simulated results never depend on it.
+/// THP in "madvise" or "always" mode, glibc's malloc): reserves `reserve_bytes` (at most 1 GiB) of address space
+/// at the heap's top and marks it MADV_HUGEPAGE; has malloc serve blocks up to 32 MiB from the heap rather than
+/// from mappings of their own; and keeps the heap from being trimmed below the mark. Only address space is
+/// reserved: memory is used as it is touched, in 2 MiB pages, and what the model frees stays with the process
+/// for reuse. Beyond the reservation the heap grows as usual, in 4 KiB pages. Call it first thing in main(),
+/// before the model is built. Returns the bytes marked, 0 if it did nothing (another platform or allocator, a
+/// sanitizer build, or a kernel that refused): the run is then the same, only slower. Simulated results never
+/// depend on it.
 std::size_t back_heap_with_huge_pages(std::size_t reserve_bytes = std::size_t{1} << 30);
 
 } // namespace sim

@@ -131,7 +131,7 @@ private:
   std::uint32_t component_id_;
   link::PacketPool& pool_;
   std::vector<link::Port> ports_; ///< index = port number; [0] is the management port, never wired
-  std::uint8_t port_shift_;       ///< bits of a port number in a slot: ports_.size() rounded up to a power of two
+  std::uint8_t port_shift_;       ///< bits of a port number in a slot: std::bit_width(port_count)
   std::vector<Input> inputs_;     ///< index = slot(port, VL)
   std::vector<Output> outputs_;   ///< index = port number
   std::vector<std::uint8_t> lft_;
