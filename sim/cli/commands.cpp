@@ -92,7 +92,7 @@ sim::ReportJson build_report(const Scenario& scenario, const phold::RunResult& r
   about["workload"] = "phold";
   about["seed"] = scenario.seed;
   report["scenario"] = about;
-  const sim::ReportJson config = scenario_config(scenario);
+  const sim::ReportJson config = run_config(scenario, nlohmann::ordered_json::object());
   report["config"] = config;
   report["config_digest"] = sim::digest_hex(config.dump());
 
@@ -352,10 +352,11 @@ int command_validate(const std::vector<std::string>& args, std::ostream& out) {
     return sim::exit_ok;
   }
   const Scenario scenario = load_from(parsed, "validate");
-  if (scenario.workload == WorkloadType::fabric)
-    validate_fabric(scenario);
+  // The digest a run of it would report.
+  const nlohmann::ordered_json profiles =
+      scenario.workload == WorkloadType::fabric ? validate_fabric(scenario) : nlohmann::ordered_json::object();
   out << scenario.file << ": valid scenario \"" << scenario.name << "\", config digest "
-      << sim::digest_hex(scenario_config(scenario).dump()) << "\n";
+      << sim::digest_hex(run_config(scenario, profiles).dump()) << "\n";
   return sim::exit_ok;
 }
 

@@ -212,10 +212,23 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
 
 } // namespace
 
-void validate_fabric(const Scenario& scenario) {
+nlohmann::ordered_json fabric_profiles(const Scenario& scenario) {
+  if (scenario.workload != WorkloadType::fabric)
+    return nlohmann::ordered_json::object();
+  return profile_digests(load(scenario.fabric, scenario.file), scenario.fabric, scenario.file);
+}
+
+sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_json& profiles) {
+  sim::ReportJson config = scenario_config(scenario);
+  if (scenario.workload == WorkloadType::fabric)
+    config["profiles"] = profiles; // the scenario's "profiles" overrides show here, with source "override"
+  return config;
+}
+
+nlohmann::ordered_json validate_fabric(const Scenario& scenario) {
   const ib::topo::Topology topology = load(scenario.fabric, scenario.file);
   const ib::sm::Subnet subnet = route(topology, scenario.fabric, scenario.file);
-  (void)profile_digests(topology, scenario.fabric, scenario.file);
+  nlohmann::ordered_json profiles = profile_digests(topology, scenario.fabric, scenario.file);
   ib::host::ClusterOptions options;
   options.profiles = scenario.fabric.profiles;
   Cluster cluster(topology, subnet, options);
@@ -223,6 +236,7 @@ void validate_fabric(const Scenario& scenario) {
   std::deque<ib::host::Rendezvous> rendezvous;
   for (const auto& w : scenario.fabric.workloads)
     w->spawn(cluster, rendezvous.emplace_back());
+  return profiles;
 }
 
 FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*, const sim::Simulator&),
@@ -266,8 +280,7 @@ FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*
   about["routing"] = f.routing;
   about["seed"] = scenario.seed;
   report["scenario"] = about;
-  sim::ReportJson config = scenario_config(scenario);
-  config["profiles"] = profiles; // the scenario's "profiles" overrides show here, with source "override"
+  const sim::ReportJson config = run_config(scenario, profiles);
   report["config"] = config;
   report["config_digest"] = sim::digest_hex(config.dump());
 

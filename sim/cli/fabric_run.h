@@ -25,7 +25,15 @@ FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*
                            void* progress_context, sim::Tracer* tracer = nullptr);
 
 /// Everything a fabric scenario would run, checked without running it: the topology, the subnet, the hosts the
-/// workloads name.
-void validate_fabric(const Scenario& scenario);
+/// workloads name. Returns the profiles' part of the configuration a run would report (fabric_profiles()).
+nlohmann::ordered_json validate_fabric(const Scenario& scenario);
+
+/// Every parameter in effect of every hardware profile a fabric scenario's topology uses, with unit and source:
+/// its report's config/profiles. Loads the topology. Empty for a phold scenario.
+nlohmann::ordered_json fabric_profiles(const Scenario& scenario);
+
+/// The "config" a run of `scenario` reports, whose digest is the report's "config_digest": scenario_config() and,
+/// for a fabric, `profiles` (fabric_profiles()). Two runs with the same digest have the same inputs.
+sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_json& profiles);
 
 } // namespace cli

@@ -1,9 +1,12 @@
 #include "sim/cli/scenario.h"
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "sim/errors.h"
 #include "sim/json_reader.h"
+#include "sim/report.h"
 
 namespace cli {
 
@@ -106,10 +109,18 @@ nlohmann::ordered_json scenario_config(const Scenario& scenario) {
     const FabricScenario& f = scenario.fabric;
     if (scenario.duration != sim::Time::max())
       config["duration_us"] = scenario.resolved.at("duration_us");
-    if (f.topology_path.empty())
+    if (f.topology_path.empty()) {
       config["topology"] = f.topology_inline;
-    else
+    } else {
       config["topology"] = f.topology_path;
+      // The file's contents decide the run as much as the scenario's: the digest covers them.
+      std::ifstream file(f.topology_path, std::ios::binary);
+      std::ostringstream text;
+      text << file.rdbuf();
+      if (!file)
+        throw sim::InputError(scenario.file, "/topology", "a readable topology file", f.topology_path);
+      config["topology_digest"] = sim::digest_hex(text.str());
+    }
     config["subnet_manager"] = {{"routing", f.routing}, {"lmc", f.lmc}};
     config["verify_contents"] = f.verify_contents;
     config["pcie_dllp_cadence"] = f.pcie_dllp_cadence;

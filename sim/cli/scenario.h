@@ -50,7 +50,8 @@ struct Scenario {
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
                        std::optional<std::uint64_t> seed);
 
-/// The resolved configuration as reported: every parameter, defaults included, in table order.
+/// The resolved configuration as reported: every parameter, defaults included, in table order, and the digest of
+/// the topology file's contents when the scenario names one (the file is read: InputError if it cannot be).
 nlohmann::ordered_json scenario_config(const Scenario& scenario);
 
 } // namespace cli

@@ -5,10 +5,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "sim/cli/experiment.h"
+#include "sim/cli/fabric_run.h"
 #include "sim/cli/options.h"
 #include "sim/cli/scenario.h"
 #include "sim/errors.h"
@@ -245,6 +247,35 @@ std::string slurp(const std::string& path) {
   std::stringstream text;
   text << file.rdbuf();
   return text.str();
+}
+
+/// The config_digest a run of one point would report now. The hardware profiles' part needs the topology loaded,
+/// which can take longer than the rest, so it is kept per (topology, profile overrides): a sweep usually has one.
+class ConfigDigests {
+public:
+  std::string of(const Scenario& scenario) {
+    const nlohmann::ordered_json config = scenario_config(scenario);
+    const std::string key = config.value("topology", nlohmann::ordered_json()).dump() +
+                            config.value("topology_digest", std::string()) +
+                            scenario.resolved.value("profiles", nlohmann::json()).dump();
+    auto found = profiles_.find(key);
+    if (found == profiles_.end())
+      found = profiles_.emplace(key, fabric_profiles(scenario)).first;
+    return sim::digest_hex(run_config(scenario, found->second).dump());
+  }
+
+private:
+  std::map<std::string, nlohmann::ordered_json> profiles_;
+};
+
+/// The config_digest a finished point's report records; "" if the report cannot be read.
+std::string recorded_digest(const std::string& report_path) {
+  try {
+    const nlohmann::json report = nlohmann::json::parse(slurp(report_path));
+    return report.value("config_digest", std::string());
+  } catch (const nlohmann::json::exception&) {
+    return "";
+  }
 }
 
 /// Points are files NNNNN.json, so a directory listing sorts like the CSV.
@@ -647,6 +678,8 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   std::vector<PointJob> jobs(points.size());
   std::vector<PointJob*> to_run;
   std::size_t resumed = 0;
+  std::size_t stale = 0;
+  ConfigDigests digests;
   for (std::size_t i = 0; i < points.size(); ++i) {
     jobs[i].overrides = points[i].overrides;
     jobs[i].report_path = point_stem(dir, i) + ".json";
@@ -654,9 +687,16 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     if (v.count("point") && v["point"].as<std::size_t>() != i)
       continue;
     if (fs::exists(jobs[i].report_path)) {
-      ++resumed;
-      jobs[i].exit_code = 0;
-      continue;
+      // Done, unless what it was run from has changed since: a topology file or a hardware profile the scenario
+      // only names. Its report would then mix into results from other inputs, so it runs again.
+      if (recorded_digest(jobs[i].report_path) ==
+          digests.of(load_scenario(sweep.scenario, points[i].overrides, sweep.seed))) {
+        ++resumed;
+        jobs[i].exit_code = 0;
+        continue;
+      }
+      fs::remove(jobs[i].report_path);
+      ++stale;
     }
     to_run.push_back(&jobs[i]);
   }
@@ -693,7 +733,11 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   std::snprintf(line, sizeof line,
                 "%zu points: %zu run (%zu failed), %zu already done; %.1f s wall, %zu at once (-j %u)\n", points.size(),
                 to_run.size(), failed, resumed, wall_s, peak, parallel);
-  out << "sweep " << sweep.name << " (" << sweep.scenario << "): " << line << "  " << dir << "/results.csv"
+  out << "sweep " << sweep.name << " (" << sweep.scenario << "): " << line;
+  if (stale > 0)
+    out << "  " << stale << " of them ran again: their reports came from a topology file or hardware profile that "
+        << "has changed since\n";
+  out << "  " << dir << "/results.csv"
       << (missing > 0 ? " (" + std::to_string(missing) + " points without a report)" : "") << "\n  " << dir
       << "/points/NNNNN.json: each point's report\n";
   if (!sweep.plots.empty())

@@ -166,6 +166,50 @@ TEST_CASE("sweep: 8 points run in parallel, give 8 rows with their values, and a
   }
 }
 
+TEST_CASE("sweep: points whose topology file changed since they ran run again, and validate gives their digest",
+          "[scenario][experiment]") {
+  json topology = testing::star(2);
+  const std::string topology_file = testing::write_temp("experiment_topology.json", topology.dump(2));
+  json s = write_lat_scenario();
+  s["topology"] = topology_file; // beside the scenario: both are written to the working directory
+  const std::string scenario = write_scenario("topology_file", s);
+  const std::string dir = fresh_dir("topology_file");
+  const std::string args = "sweep " + scenario + " --sweep /workloads/0/size_bytes=2,64 --quiet --out " + dir;
+  const auto first = run_executable(args, dir + ".1");
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK_THAT(first.out, Catch::Contains("2 points: 2 run (0 failed), 0 already done"));
+  const std::vector<CsvRow> before = read_csv(dir + "/results.csv");
+
+  // `validate` names the digest a run reports, topology file and profiles included (given the scenario's path
+  // as the sweep gives it to its points: the topology's path is part of the configuration).
+  const auto validated = run_executable("validate " + fs::absolute(scenario).lexically_normal().string() +
+                                            " --set /workloads/0/size_bytes=2",
+                                        dir + ".v");
+  const std::string recorded = json::parse(slurp(dir + "/points/00000.json")).at("config_digest");
+  CHECK_THAT(validated.out, Catch::Contains("config digest " + recorded));
+
+  SECTION("unchanged, the sweep resumes") {
+    const auto again = run_executable(args, dir + ".2");
+    CHECK_THAT(again.out, Catch::Contains("2 points: 0 run (0 failed), 2 already done"));
+  }
+  SECTION("with longer cables in the topology file, both points run again and their latency grows") {
+    topology["link_defaults"]["length_m"] = 20;
+    std::ofstream(topology_file) << topology.dump(2);
+    const auto again = run_executable(args, dir + ".3");
+    INFO(again.out << again.err);
+    REQUIRE(again.exit_code == 0);
+    CHECK_THAT(again.out,
+               Catch::Contains("2 points: 2 run (0 failed), 0 already done") && Catch::Contains("2 of them ran again"));
+    const std::vector<CsvRow> after = read_csv(dir + "/results.csv");
+    REQUIRE(after.size() == 2);
+    for (std::size_t i = 0; i < 2; ++i) {
+      // 18 m more of cable each way, at about 5 ns/m: some 180 ns more per one-way latency.
+      CHECK(number(after[i].at("ib_write_lat.t_typical_us")) > number(before[i].at("ib_write_lat.t_typical_us")) + 0.1);
+    }
+  }
+}
+
 TEST_CASE("sweep: a SWEEP.json with a range, zipped parameters and named variants, --emit-slurm and --point",
           "[scenario][experiment]") {
   const std::string scenario = write_scenario("file", write_lat_scenario());
