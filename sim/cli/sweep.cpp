@@ -638,8 +638,10 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     throw UsageError{"a sweep of at most " + std::to_string(max_points) + " points; this one has " +
                      std::to_string(points.size())};
   // Every point must be a valid scenario before anything runs: bad values fail here, all at once, with exit 2.
+  std::vector<Scenario> scenarios;
+  scenarios.reserve(points.size());
   for (const SweepPoint& p : points)
-    (void)load_scenario(sweep.scenario, p.overrides, sweep.seed);
+    scenarios.push_back(load_scenario(sweep.scenario, p.overrides, sweep.seed));
 
   const std::string dir =
       fs::absolute(v.count("out") ? v["out"].as<std::string>() : sweep.name + ".sweep").lexically_normal().string();
@@ -689,8 +691,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     if (fs::exists(jobs[i].report_path)) {
       // Done, unless what it was run from has changed since: a topology file or a hardware profile the scenario
       // only names. Its report would then mix into results from other inputs, so it runs again.
-      if (recorded_digest(jobs[i].report_path) ==
-          digests.of(load_scenario(sweep.scenario, points[i].overrides, sweep.seed))) {
+      if (recorded_digest(jobs[i].report_path) == digests.of(scenarios[i])) {
         ++resumed;
         jobs[i].exit_code = 0;
         continue;
