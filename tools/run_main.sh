@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup_deps.sh
 tools/build.sh release
-exec build/release/sim/cli/ibnetsim run scenarios/default.json "$@"
+exec build/release/bin/ibnetsim run scenarios/default.json "$@"

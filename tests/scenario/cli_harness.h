@@ -4,13 +4,15 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <vector>
 
-#include "sim/cli/commands.h"
+#include "tools/ibnetsim/commands.h"
 
 namespace testing {
 
@@ -50,9 +52,31 @@ inline std::string source_path(const std::string& relative) {
   return std::string(IBNETSIM_SOURCE_DIR) + "/" + relative;
 }
 
-/// Writes `text` to a fresh file under the build's temp area and returns its path.
+/// This test process's scratch directory, under the system's temp directory (never the source tree or the
+/// current directory): made on first use, removed with everything in it when the process exits.
+inline const std::filesystem::path& scratch_dir() {
+  struct Dir {
+    std::filesystem::path path;
+    Dir() : path(std::filesystem::temp_directory_path() / ("ibnetsim-test-" + std::to_string(::getpid()))) {
+      std::filesystem::create_directories(path);
+    }
+    ~Dir() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Dir dir;
+  return dir.path;
+}
+
+/// `name` inside scratch_dir().
+inline std::string scratch_path(const std::string& name) {
+  return (scratch_dir() / name).string();
+}
+
+/// Writes `text` to a fresh file in the scratch directory and returns its path.
 inline std::string write_temp(const std::string& name, const std::string& text) {
-  const std::string path = std::string("ibnetsim_test_") + name;
+  const std::string path = scratch_path(name);
   std::ofstream(path) << text;
   return path;
 }

@@ -171,7 +171,7 @@ TEST_CASE("cli: run writes table, json and csv, and --out FILE.json", "[cli][qui
     CHECK(std::count(header.begin(), header.end(), ',') == std::count(row.begin(), row.end(), ','));
   }
   SECTION("--out with --quiet prints nothing and writes the JSON report") {
-    const std::string out_path = "ibnetsim_test_cli_out.json";
+    const std::string out_path = testing::scratch_path("cli_out.json");
     std::remove(out_path.c_str());
     const auto r = run_cli(args({"run", default_scenario, "--quiet", "--out", out_path}, short_run));
     CHECK(r.exit_code == 0);
@@ -282,12 +282,12 @@ TEST_CASE("cli: params rejects a bad profile name or value with exit 2 and a cle
 }
 
 TEST_CASE("cli: the executable's exit status is the documented code", "[cli][quick]") {
-  const auto ok = testing::run_executable("--version", "ibnetsim_test_exe_version");
+  const auto ok = testing::run_executable("--version", testing::scratch_path("exe_version"));
   CHECK(ok.exit_code == 0);
-  const auto usage = testing::run_executable("run --nope", "ibnetsim_test_exe_usage");
+  const auto usage = testing::run_executable("run --nope", testing::scratch_path("exe_usage"));
   CHECK(usage.exit_code == 2);
   const auto invariant = testing::run_executable(
       "run " + default_scenario + " --set /duration_us=2 --set '/workload/self_test={\"drop_event_number\":3}'",
-      "ibnetsim_test_exe_invariant");
+      testing::scratch_path("exe_invariant"));
   CHECK(invariant.exit_code == 3);
 }

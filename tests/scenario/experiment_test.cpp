@@ -78,7 +78,7 @@ json write_lat_scenario() {
 
 /// A fresh directory name for a test's sweep output.
 std::string fresh_dir(const std::string& name) {
-  const std::string dir = "ibnetsim_test_sweep_" + name;
+  const std::string dir = testing::scratch_path("sweep_" + name);
   fs::remove_all(dir);
   return dir;
 }
@@ -432,7 +432,7 @@ TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what w
   SECTION("a bad --sweep list") {
     const auto r =
         run_executable("sweep " + scenario + " --sweep /workloads/0/size_bytes=2..1*2 --out " + fresh_dir("bad_list"),
-                       "ibnetsim_test_sweep_bad_list");
+                       testing::scratch_path("sweep_bad_list"));
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains("a range whose end is at least its start"));
   }

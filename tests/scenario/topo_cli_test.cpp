@@ -254,7 +254,7 @@ TEST_CASE("cli topo show: a summary of counts, ports, rates, cables and grid", "
 }
 
 TEST_CASE("cli topo import and export: ibnetdiscover round trip and ibsim net files", "[cli][quick]") {
-  const std::string discovered = source_path("tests/unit/topology/data/ft2.ibnetdiscover.txt");
+  const std::string discovered = source_path("tools/opensm/golden/ft2-minhop/ibnetdiscover.txt");
   const std::string imported = temp_path("ft2.json");
   const auto r = run_cli({"topo", "import", discovered, "-o", imported, "--name", "ft2"});
   CHECK(r.exit_code == 0);

@@ -3,9 +3,13 @@
 // and updn, dor with datelines and lash remove it; ftree refuses what is not a fat tree; dumps replay exactly.
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <string>
+
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -203,7 +207,10 @@ TEST_CASE("sm dumps: opensm-lfts.dump and dump_lfts output replay exactly throug
   for (int format = 0; format < 2; ++format) {
     std::ostringstream out;
     (format == 0 ? sm::write_opensm_lfts : sm::write_dump_lfts)(out, t, r.lids, r.routing);
-    const std::string path = std::string("sm_dump_test_") + std::to_string(format) + ".txt";
+    const std::string path = (std::filesystem::temp_directory_path() / ("ibnetsim_sm_dump_test_" +
+                                                                        std::to_string(::getpid()) + "_" +
+                                                                        std::to_string(format) + ".txt"))
+                                 .string();
     {
       std::ofstream file(path);
       file << out.str();

@@ -1,8 +1,7 @@
 // ibnetdiscover import and export, and ibsim net files: a hand-written sample in the real tool's format, real
-// outputs of ibnetdiscover on fabrics served by ibsim (data/<net>.ibnetdiscover.txt, copies of
-// tools/opensm/golden/<net>-minhop/ibnetdiscover.txt, made by tools/opensm/make_golden.sh from data/<net>.net,
-// copies of tools/opensm/netfiles/), the net files themselves, errors at their line, and export/import round
-// trips.
+// outputs of ibnetdiscover on fabrics served by ibsim (tools/opensm/golden/<net>-minhop/ibnetdiscover.txt, made by
+// tools/opensm/make_golden.sh from tools/opensm/netfiles/<net>.net), the net files themselves, errors at their
+// line, and export/import round trips.
 #include <fstream>
 #include <functional>
 #include <set>
@@ -61,8 +60,15 @@ Ca	2 "H-0002c903000f3b20"		# "node02 HCA-1"
 [1](2c903000f3b21) 	"S-0002c90200487730"[2]		# lid 5 lmc 0 "MF0;sw-a:SX6036/U1" lid 1 4xFDR
 )";
 
+/// "ft2.net" is the ibsim net file tools/opensm/netfiles/ft2.net; "ft2.ibnetdiscover.txt" is what ibnetdiscover
+/// printed on that fabric, kept with the OpenSM golden run: tools/opensm/golden/ft2-minhop/ibnetdiscover.txt.
 std::string data(const std::string& name) {
-  std::ifstream file(std::string(IBNETSIM_SOURCE_DIR) + "/tests/unit/topology/data/" + name);
+  const std::string suffix = ".ibnetdiscover.txt";
+  const std::string path =
+      name.ends_with(suffix)
+          ? "/tools/opensm/golden/" + name.substr(0, name.size() - suffix.size()) + "-minhop/ibnetdiscover.txt"
+          : "/tools/opensm/netfiles/" + name;
+  std::ifstream file(std::string(IBNETSIM_SOURCE_DIR) + path);
   REQUIRE(file);
   std::stringstream text;
   text << file.rdbuf();

@@ -1,4 +1,4 @@
-#include "sim/cli/sweep.h"
+#include "tools/ibnetsim/sweep.h"
 
 #include <chrono>
 #include <cmath>
@@ -9,10 +9,10 @@
 #include <set>
 #include <sstream>
 
-#include "sim/cli/experiment.h"
-#include "sim/cli/fabric_run.h"
-#include "sim/cli/options.h"
-#include "sim/cli/scenario.h"
+#include "tools/ibnetsim/experiment.h"
+#include "models/scenario/run.h"
+#include "tools/ibnetsim/options.h"
+#include "models/scenario/scenario.h"
 #include "sim/errors.h"
 #include "sim/json_reader.h"
 #include "sim/report.h"
@@ -21,6 +21,12 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace cli {
+
+using ib::scenario::fabric_profiles;
+using ib::scenario::load_scenario;
+using ib::scenario::run_config;
+using ib::scenario::Scenario;
+using ib::scenario::scenario_config;
 
 namespace {
 

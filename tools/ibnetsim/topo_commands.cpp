@@ -1,4 +1,4 @@
-#include "sim/cli/topo_commands.h"
+#include "tools/ibnetsim/topo_commands.h"
 
 #include <charconv>
 #include <cstdio>
@@ -14,8 +14,8 @@
 #include "models/topology/generators.h"
 #include "models/topology/ibnetdiscover.h"
 #include "models/topology/topology.h"
-#include "sim/cli/options.h"
-#include "sim/cli/sm_commands.h"
+#include "tools/ibnetsim/options.h"
+#include "tools/ibnetsim/sm_commands.h"
 #include "sim/errors.h"
 
 namespace po = boost::program_options;

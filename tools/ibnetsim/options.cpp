@@ -1,4 +1,4 @@
-#include "sim/cli/options.h"
+#include "tools/ibnetsim/options.h"
 
 namespace po = boost::program_options;
 

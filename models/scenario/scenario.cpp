@@ -1,4 +1,4 @@
-#include "sim/cli/scenario.h"
+#include "models/scenario/scenario.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include "sim/json_reader.h"
 #include "sim/report.h"
 
-namespace cli {
+namespace ib::scenario {
 
 namespace {
 
@@ -140,4 +140,4 @@ nlohmann::ordered_json scenario_config(const Scenario& scenario) {
   return config;
 }
 
-} // namespace cli
+} // namespace ib::scenario

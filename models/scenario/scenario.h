@@ -16,7 +16,7 @@
 #include "sim/profile.h"
 #include "sim/time.h"
 
-namespace cli {
+namespace ib::scenario {
 
 /// What a scenario runs: the kernel benchmark (one "workload"), or host programs on a fabric ("workloads").
 enum class WorkloadType { phold, fabric };
@@ -54,4 +54,4 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
 /// the topology file's contents when the scenario names one (the file is read: InputError if it cannot be).
 nlohmann::ordered_json scenario_config(const Scenario& scenario);
 
-} // namespace cli
+} // namespace ib::scenario

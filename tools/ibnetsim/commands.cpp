@@ -1,4 +1,4 @@
-#include "sim/cli/commands.h"
+#include "tools/ibnetsim/commands.h"
 
 #include <algorithm>
 #include <charconv>
@@ -18,12 +18,12 @@
 #include "models/pcie/params.h"
 #include "models/phold/phold.h"
 #include "models/switch/switch.h"
-#include "sim/cli/compare.h"
-#include "sim/cli/fabric_run.h"
-#include "sim/cli/options.h"
-#include "sim/cli/scenario.h"
-#include "sim/cli/sweep.h"
-#include "sim/cli/topo_commands.h"
+#include "tools/ibnetsim/compare.h"
+#include "models/scenario/run.h"
+#include "tools/ibnetsim/options.h"
+#include "models/scenario/scenario.h"
+#include "tools/ibnetsim/sweep.h"
+#include "tools/ibnetsim/topo_commands.h"
 #include "sim/errors.h"
 #include "sim/profile.h"
 #include "sim/report.h"
@@ -34,6 +34,12 @@ namespace po = boost::program_options;
 namespace cli {
 
 namespace {
+
+using ib::scenario::load_scenario;
+using ib::scenario::RunOptions;
+using ib::scenario::RunResult;
+using ib::scenario::Scenario;
+using ib::scenario::WorkloadType;
 
 constexpr const char* usage_text = R"(ibnetsim: a discrete-event simulator of InfiniBand fabrics
 
@@ -81,42 +87,6 @@ Scenario load_from(const Parsed& parsed, const std::string& command) {
   if (parsed.values.count("set"))
     overrides = parsed.values["set"].as<std::vector<std::string>>();
   return load_scenario(parsed.positional[0], overrides, parse_seed(parsed.values));
-}
-
-sim::ReportJson build_report(const Scenario& scenario, const phold::RunResult& result) {
-  sim::ReportJson report;
-  report["ibnetsim"] = IBNETSIM_VERSION;
-  sim::ReportJson about;
-  about["file"] = scenario.file;
-  about["name"] = scenario.name;
-  about["workload"] = "phold";
-  about["seed"] = scenario.seed;
-  report["scenario"] = about;
-  const sim::ReportJson config = run_config(scenario, nlohmann::ordered_json::object());
-  report["config"] = config;
-  report["config_digest"] = sim::digest_hex(config.dump());
-
-  const phold::Counters& c = result.counters;
-  sim::ReportJson results;
-  results["simulated_time_us"] = result.simulated_time.us();
-  results["events_handled"] = c.events_handled;
-  results["events_sent"] = c.events_sent;
-  results["events_sent_remote"] = c.events_sent_remote;
-  results["remote_fraction_observed"] =
-      static_cast<double>(c.events_sent_remote) / static_cast<double>(std::max<std::uint64_t>(c.events_sent, 1));
-  results["events_per_lp_min"] = c.min_events_per_lp;
-  results["events_per_lp_max"] = c.max_events_per_lp;
-  results["events_per_lp_mean"] =
-      static_cast<double>(c.events_handled) / static_cast<double>(result.events_per_lp.size());
-  results["events_to_programs"] = c.events_to_programs;
-  results["events_from_programs"] = c.events_from_programs;
-  results["program_wakeups"] = result.program_wakeups;
-  results["kernel_events_dispatched"] = result.events_dispatched;
-  results["kernel_events_pending_at_end"] = result.events_pending;
-  results["events_per_simulated_us"] =
-      static_cast<double>(c.events_handled) / std::max(result.simulated_time.us(), 1e-6);
-  report["results"] = results;
-  return report;
 }
 
 // A progress line on stderr once a run has taken two seconds, refreshed every second (DESIGN §7).
@@ -205,9 +175,13 @@ int run_fabric_command(const Scenario& scenario, const Parsed& parsed, sim::Repo
   if (parsed.values.count("trace"))
     tracer = std::make_unique<sim::Tracer>(parsed.values["trace"].as<std::string>(), std::move(filter));
   const auto started = std::chrono::steady_clock::now();
-  FabricRunResult result;
+  RunResult result;
   try {
-    result = run_fabric(scenario, quiet ? nullptr : &Progress::hook, &progress, tracer.get());
+    RunOptions options;
+    options.progress_hook = quiet ? nullptr : &Progress::hook;
+    options.progress_context = &progress;
+    options.tracer = tracer.get();
+    result = ib::scenario::run(scenario, options);
   } catch (...) {
     progress.finish();
     throw;
@@ -285,19 +259,16 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   if (parsed.values.count("trace"))
     throw UsageError{"--trace needs a fabric scenario (one with workloads); this one runs phold"};
 
-  phold::RunOptions run_options;
-  run_options.seed = scenario.seed;
-  run_options.duration = scenario.duration;
-  run_options.drop_event_number = scenario.drop_event_number;
+  RunOptions run_options;
   Progress progress{err, scenario.duration};
   if (!parsed.values.count("quiet")) {
     run_options.progress_hook = &Progress::hook;
     run_options.progress_context = &progress;
   }
   const auto started = std::chrono::steady_clock::now();
-  phold::RunResult result;
+  RunResult result;
   try {
-    result = phold::run(scenario.phold, run_options);
+    result = ib::scenario::run(scenario, run_options);
   } catch (...) {
     progress.finish();
     throw;
@@ -305,7 +276,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   progress.finish();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  sim::ReportJson report = build_report(scenario, result);
+  sim::ReportJson report = result.report;
   sim::ReportJson performance;
   performance["wall_time_s"] = wall_s;
   performance["kernel_events_per_second"] = static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9);
@@ -353,10 +324,8 @@ int command_validate(const std::vector<std::string>& args, std::ostream& out) {
   }
   const Scenario scenario = load_from(parsed, "validate");
   // The digest a run of it would report.
-  const nlohmann::ordered_json profiles =
-      scenario.workload == WorkloadType::fabric ? validate_fabric(scenario) : nlohmann::ordered_json::object();
   out << scenario.file << ": valid scenario \"" << scenario.name << "\", config digest "
-      << sim::digest_hex(run_config(scenario, profiles).dump()) << "\n";
+      << ib::scenario::config_digest(scenario) << "\n";
   return sim::exit_ok;
 }
 

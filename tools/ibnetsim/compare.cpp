@@ -1,4 +1,4 @@
-#include "sim/cli/compare.h"
+#include "tools/ibnetsim/compare.h"
 
 #include <algorithm>
 #include <bit>
@@ -12,9 +12,9 @@
 #include <functional>
 #include <sstream>
 
-#include "sim/cli/experiment.h"
-#include "sim/cli/options.h"
-#include "sim/cli/scenario.h"
+#include "tools/ibnetsim/experiment.h"
+#include "tools/ibnetsim/options.h"
+#include "models/scenario/scenario.h"
 #include "sim/errors.h"
 #include "sim/report.h"
 
@@ -22,6 +22,10 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace cli {
+
+using ib::scenario::load_scenario;
+using ib::scenario::Scenario;
+using ib::scenario::WorkloadType;
 
 namespace {
 

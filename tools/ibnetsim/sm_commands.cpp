@@ -1,4 +1,4 @@
-#include "sim/cli/sm_commands.h"
+#include "tools/ibnetsim/sm_commands.h"
 
 #include <algorithm>
 #include <fstream>
@@ -13,7 +13,7 @@
 #include "models/switch/switch.h"
 #include "models/topology/catalog.h"
 #include "models/topology/topology.h"
-#include "sim/cli/options.h"
+#include "tools/ibnetsim/options.h"
 #include "sim/errors.h"
 #include "sim/profile.h"
 

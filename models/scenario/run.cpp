@@ -1,5 +1,6 @@
-#include "sim/cli/fabric_run.h"
+#include "models/scenario/run.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <set>
@@ -8,6 +9,7 @@
 #include "models/host/cluster.h"
 #include "models/link/cable.h"
 #include "models/pcie/params.h"
+#include "models/phold/phold.h"
 #include "models/sm/sm_error.h"
 #include "models/sm/subnet.h"
 #include "models/switch/switch.h"
@@ -17,7 +19,7 @@
 #include "sim/json_reader.h"
 #include "sim/profile.h"
 
-namespace cli {
+namespace ib::scenario {
 namespace {
 
 using ib::host::Cluster;
@@ -239,8 +241,55 @@ nlohmann::ordered_json validate_fabric(const Scenario& scenario) {
   return profiles;
 }
 
-FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*, const sim::Simulator&),
-                           void* progress_context, sim::Tracer* tracer) {
+namespace {
+
+RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
+  phold::RunOptions options;
+  options.seed = scenario.seed;
+  options.duration = scenario.duration;
+  options.drop_event_number = scenario.drop_event_number;
+  options.progress_hook = run_options.progress_hook;
+  options.progress_context = run_options.progress_context;
+  const phold::RunResult result = phold::run(scenario.phold, options);
+
+  RunResult out;
+  out.events_dispatched = result.events_dispatched;
+  sim::ReportJson& report = out.report;
+  report["ibnetsim"] = IBNETSIM_VERSION;
+  sim::ReportJson about;
+  about["file"] = scenario.file;
+  about["name"] = scenario.name;
+  about["workload"] = "phold";
+  about["seed"] = scenario.seed;
+  report["scenario"] = about;
+  const sim::ReportJson config = run_config(scenario, nlohmann::ordered_json::object());
+  report["config"] = config;
+  report["config_digest"] = sim::digest_hex(config.dump());
+
+  const phold::Counters& c = result.counters;
+  sim::ReportJson results;
+  results["simulated_time_us"] = result.simulated_time.us();
+  results["events_handled"] = c.events_handled;
+  results["events_sent"] = c.events_sent;
+  results["events_sent_remote"] = c.events_sent_remote;
+  results["remote_fraction_observed"] =
+      static_cast<double>(c.events_sent_remote) / static_cast<double>(std::max<std::uint64_t>(c.events_sent, 1));
+  results["events_per_lp_min"] = c.min_events_per_lp;
+  results["events_per_lp_max"] = c.max_events_per_lp;
+  results["events_per_lp_mean"] =
+      static_cast<double>(c.events_handled) / static_cast<double>(result.events_per_lp.size());
+  results["events_to_programs"] = c.events_to_programs;
+  results["events_from_programs"] = c.events_from_programs;
+  results["program_wakeups"] = result.program_wakeups;
+  results["kernel_events_dispatched"] = result.events_dispatched;
+  results["kernel_events_pending_at_end"] = result.events_pending;
+  results["events_per_simulated_us"] =
+      static_cast<double>(c.events_handled) / std::max(result.simulated_time.us(), 1e-6);
+  report["results"] = results;
+  return out;
+}
+
+RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   const FabricScenario& f = scenario.fabric;
   const ib::topo::Topology topology = load(f, scenario.file);
   const ib::sm::Subnet subnet = route(topology, f, scenario.file);
@@ -254,8 +303,8 @@ FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*
   std::deque<ib::host::Rendezvous> rendezvous; // one per workload: each has its own QPs
   for (const auto& w : f.workloads)
     w->spawn(cluster, rendezvous.emplace_back());
-  cluster.simulator().set_progress_hook(progress_hook, progress_context);
-  cluster.set_tracer(tracer);
+  cluster.simulator().set_progress_hook(run_options.progress_hook, run_options.progress_context);
+  cluster.set_tracer(run_options.tracer);
   const sim::HostRuntime::Outcome outcome = cluster.run(scenario.duration);
   const bool finished = outcome.programs_stopped == 0;
   if (!finished && scenario.duration == sim::Time::max())
@@ -268,7 +317,7 @@ FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*
   if (!broken.empty())
     throw sim::InvariantViolation("fabric-run", scenario.name, "the run ended with an invariant broken", broken);
 
-  FabricRunResult result;
+  RunResult result;
   sim::ReportJson& report = result.report;
   report["ibnetsim"] = IBNETSIM_VERSION;
   sim::ReportJson about;
@@ -309,4 +358,21 @@ FabricRunResult run_fabric(const Scenario& scenario, void (*progress_hook)(void*
   return result;
 }
 
-} // namespace cli
+} // namespace
+
+RunResult run(const Scenario& scenario, const RunOptions& options) {
+  if (scenario.workload == WorkloadType::fabric)
+    return run_fabric(scenario, options);
+  if (options.tracer != nullptr)
+    throw sim::InputError(scenario.file, "", "a fabric scenario (one with workloads) to trace",
+                          "a phold scenario");
+  return run_phold(scenario, options);
+}
+
+std::string config_digest(const Scenario& scenario) {
+  const nlohmann::ordered_json profiles =
+      scenario.workload == WorkloadType::fabric ? validate_fabric(scenario) : nlohmann::ordered_json::object();
+  return sim::digest_hex(run_config(scenario, profiles).dump());
+}
+
+} // namespace ib::scenario

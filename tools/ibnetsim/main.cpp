@@ -1,6 +1,6 @@
 #include <iostream>
 
-#include "sim/cli/commands.h"
+#include "tools/ibnetsim/commands.h"
 #include "sim/memory.h"
 
 int main(int argc, char** argv) {

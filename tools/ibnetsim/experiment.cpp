@@ -1,4 +1,4 @@
-#include "sim/cli/experiment.h"
+#include "tools/ibnetsim/experiment.h"
 
 #include <algorithm>
 #include <cerrno>

@@ -1,0 +1,53 @@
+// The scenario runner (DESIGN §2, §6-7): a scenario in, a report out. The composition root above every model: for
+// a fabric scenario it loads the topology, runs the subnet manager, builds the cluster of hosts with their HCAs,
+// runs the workloads as host programs, checks the invariants and assembles the report (every workload's figures,
+// the counters of every port under perfquery's names, PCIe TLPs per message); for a phold scenario it runs the
+// kernel benchmark. The CLI, the tests and language bindings call this; none of them composes models itself.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+#include "sim/trace.h"
+
+namespace ib::scenario {
+
+struct RunOptions {
+  /// Called every 2^20 kernel events (sim::Simulator::set_progress_hook); nullptr for none.
+  void (*progress_hook)(void*, const sim::Simulator&) = nullptr;
+  void* progress_context = nullptr;
+  /// Receives a timeline of every component (fabric scenarios only); nullptr for none.
+  sim::Tracer* tracer = nullptr;
+};
+
+struct RunResult {
+  sim::ReportJson report;         ///< deterministic: the same scenario and seed give the same document
+  std::vector<std::string> table; ///< the workloads' own tables, for people (empty for phold)
+  std::uint64_t events_dispatched = 0;
+};
+
+/// Runs `scenario` to its end (or its duration_us). Bad input: sim::InputError; an invariant broken:
+/// sim::InvariantViolation. A tracer on a phold scenario is an InputError at the scenario's top.
+RunResult run(const Scenario& scenario, const RunOptions& options = {});
+
+/// Everything a fabric scenario would run, checked without running it: the topology, the subnet, the hosts the
+/// workloads name. Returns the profiles' part of the configuration a run would report (fabric_profiles()).
+nlohmann::ordered_json validate_fabric(const Scenario& scenario);
+
+/// Every parameter in effect of every hardware profile a fabric scenario's topology uses, with unit and source:
+/// its report's config/profiles. Loads the topology. Empty for a phold scenario.
+nlohmann::ordered_json fabric_profiles(const Scenario& scenario);
+
+/// The "config" a run of `scenario` reports, whose digest is the report's "config_digest": scenario_config() and,
+/// for a fabric, `profiles` (fabric_profiles()). Two runs with the same digest have the same inputs.
+sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_json& profiles);
+
+/// The digest `validate` prints: that of the config a run of `scenario` would report (checks a fabric scenario as
+/// validate_fabric() does).
+std::string config_digest(const Scenario& scenario);
+
+} // namespace ib::scenario
