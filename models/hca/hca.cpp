@@ -468,8 +468,7 @@ void Hca::try_transmit(sim::Simulator& sim, PortState& port) {
   if (port.transmitting || !port.port.may_start(now))
     return;
   const auto vl_of = [&](const link::Packet& p) {
-    return port.sl_to_vl_set ? port.sl_to_vl[p.sl & 15]
-                             : static_cast<std::uint8_t>(p.sl % std::max<std::uint8_t>(port.port.data_vls(), 1));
+    return port.sl_to_vl_set ? port.sl_to_vl[p.sl & 15] : link::default_vl(p.sl, port.port.data_vls());
   };
   if (!port.control.empty()) {
     const link::PacketHandle h = port.control.front();

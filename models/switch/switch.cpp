@@ -9,11 +9,6 @@ namespace ib::sw {
 
 namespace {
 
-/// OpenSM's default SL2VL (include/opensm/osm_base.h; reference ib_default_sl2vl): SL s -> VL s, SL15 -> VL7.
-/// Reduced modulo the output's operational VLs when it has fewer (estimate: what firmware without an SM-programmed
-/// table is commonly described as doing).
-constexpr std::array<std::uint8_t, 16> default_sl_to_vl = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 7};
-
 constexpr std::uint8_t kind(link::PortEventKind k) {
   return static_cast<std::uint8_t>(k);
 }
@@ -73,7 +68,7 @@ void Switch::set_sl_to_vl(std::uint8_t in_port, std::uint8_t out_port, const std
       for (std::size_t out = 1; out < ports; ++out) {
         for (std::uint8_t sl = 0; sl < 16; ++sl) {
           const std::uint8_t vls = ports_[out].connected() ? ports_[out].data_vls() : 1;
-          sl_to_vl_[(in * ports + out) * 16 + sl] = static_cast<std::uint8_t>(default_sl_to_vl[sl] % vls);
+          sl_to_vl_[(in * ports + out) * 16 + sl] = link::default_vl(sl, vls);
         }
       }
     }
@@ -85,7 +80,7 @@ void Switch::set_sl_to_vl(std::uint8_t in_port, std::uint8_t out_port, const std
 
 std::uint8_t Switch::output_vl(std::uint8_t in_port, std::uint8_t out_port, std::uint8_t sl) const {
   if (sl_to_vl_.empty()) {
-    return static_cast<std::uint8_t>(default_sl_to_vl[sl] % ports_[out_port].data_vls());
+    return link::default_vl(sl, ports_[out_port].data_vls());
   }
   return sl_to_vl_[(in_port * ports_.size() + out_port) * 16 + sl];
 }
