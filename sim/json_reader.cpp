@@ -98,7 +98,7 @@ std::string double_expectation(double min, double max) {
                             std::numeric_limits<double>::max(), format_double);
 }
 
-std::string enum_expectation(std::initializer_list<std::string_view> choices) {
+std::string enum_expectation(std::span<const std::string_view> choices) {
   std::string text = "one of ";
   for (auto it = choices.begin(); it != choices.end(); ++it) {
     text += (it == choices.begin() ? "" : ", ") + json_quoted(*it);
@@ -599,12 +599,21 @@ std::optional<std::string> JsonObjectReader::optional_string(std::string_view ke
 }
 
 std::string JsonObjectReader::required_enum(std::string_view key, std::initializer_list<std::string_view> choices) {
+  return required_enum(key, std::span<const std::string_view>(choices.begin(), choices.size()));
+}
+
+std::string JsonObjectReader::required_enum(std::string_view key, std::span<const std::string_view> choices) {
   lookup_required(key, enum_expectation(choices));
   return *optional_enum(key, choices);
 }
 
 std::optional<std::string> JsonObjectReader::optional_enum(std::string_view key,
                                                            std::initializer_list<std::string_view> choices) {
+  return optional_enum(key, std::span<const std::string_view>(choices.begin(), choices.size()));
+}
+
+std::optional<std::string> JsonObjectReader::optional_enum(std::string_view key,
+                                                           std::span<const std::string_view> choices) {
   const json* v = lookup(key);
   if (v == nullptr) {
     return std::nullopt;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,8 @@ public:
   std::string required_string(std::string_view key);
   /// A string equal to one of `choices`.
   std::string required_enum(std::string_view key, std::initializer_list<std::string_view> choices);
+  /// As above, for choices listed at run time (a registry's names).
+  std::string required_enum(std::string_view key, std::span<const std::string_view> choices);
   /// A JSON number in the unit of the key's suffix (_ps, _ns, _us, _ms, _s), converted exactly to whole
   /// picoseconds; a value that is not a whole number of picoseconds is an error. A key without a suffix is a bug.
   Time required_duration(std::string_view key, Time min, Time max);
@@ -86,6 +89,7 @@ public:
   std::optional<bool> optional_bool(std::string_view key);
   std::optional<std::string> optional_string(std::string_view key);
   std::optional<std::string> optional_enum(std::string_view key, std::initializer_list<std::string_view> choices);
+  std::optional<std::string> optional_enum(std::string_view key, std::span<const std::string_view> choices);
   std::optional<Time> optional_duration(std::string_view key, Time min, Time max);
   std::optional<JsonObjectReader> optional_object(std::string_view key);
   const nlohmann::json* optional_array(std::string_view key, std::size_t min_size, std::size_t max_size);

@@ -364,8 +364,7 @@ RunResult run(const Scenario& scenario, const RunOptions& options) {
   if (scenario.workload == WorkloadType::fabric)
     return run_fabric(scenario, options);
   if (options.tracer != nullptr)
-    throw sim::InputError(scenario.file, "", "a fabric scenario (one with workloads) to trace",
-                          "a phold scenario");
+    throw sim::InputError(scenario.file, "", "a fabric scenario (one with workloads) to trace", "a phold scenario");
   return run_phold(scenario, options);
 }
 

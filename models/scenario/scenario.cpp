@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/sm/routing.h"
 #include "sim/errors.h"
 #include "sim/json_reader.h"
 #include "sim/report.h"
@@ -11,6 +12,19 @@
 namespace ib::scenario {
 
 namespace {
+
+/// The routing engines a scenario can name: every registered engine that routes from the topology (the file
+/// engine also needs an LFT dump, which a scenario cannot give yet).
+std::span<const std::string_view> scenario_engines() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const ib::sm::EngineInfo* engine : ib::sm::engines())
+      if (!engine->replays_file)
+        out.push_back(engine->name);
+    return out;
+  }();
+  return names;
+}
 
 void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
   scenario.workload = WorkloadType::fabric;
@@ -33,7 +47,7 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
                           topology.is_null() ? "nothing" : sim::describe_json_value(topology));
   }
   if (auto sm = top.optional_object("subnet_manager")) {
-    f.routing = sm->optional_enum("routing", {"minhop", "updn", "ftree", "dor", "lash"}).value_or("minhop");
+    f.routing = sm->optional_enum("routing", scenario_engines()).value_or(std::string(ib::sm::default_engine));
     f.lmc = static_cast<unsigned>(sm->optional_uint("lmc", 0, 7).value_or(0));
     sm->finish();
   }

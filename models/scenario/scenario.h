@@ -13,6 +13,7 @@
 
 #include "models/host/workloads.h"
 #include "models/phold/phold.h"
+#include "models/sm/routing.h"
 #include "sim/profile.h"
 #include "sim/time.h"
 
@@ -25,7 +26,7 @@ enum class WorkloadType { phold, fabric };
 struct FabricScenario {
   std::string topology_path;      ///< a topology file (relative paths from the scenario's directory) ...
   nlohmann::json topology_inline; ///< ... or the topology document itself
-  std::string routing = "minhop"; ///< routing engine (models/sm)
+  std::string routing = std::string(ib::sm::default_engine); ///< routing engine (models/sm)
   unsigned lmc = 0;
   sim::ProfileOverrides profiles; ///< "profiles": parameters of named hardware profiles changed for this run
   bool verify_contents = false;   ///< host memory carries bytes

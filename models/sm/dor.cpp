@@ -42,10 +42,8 @@ GridHop grid_hop(const topo::GridShape& grid, const topo::Node& a, const topo::N
 
 class Dor : public Engine {
 public:
-  std::string_view name() const override { return "dor"; }
   Routing route(const RoutingInput& input) override {
     Routing routing;
-    routing.engine = "dor";
     const SwitchIndex index(input.topology);
     const detail::SwitchGraph graph(input.topology, index);
     detail::ShortestHops hops(graph);
@@ -114,8 +112,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<Engine> make_dor_engine() {
-  return std::make_unique<Dor>();
-}
+extern const EngineInfo dor_engine{"dor", "dimension-order routing for meshes and tori (datelines on 2 VLs for tori)",
+                                   false, [] { return std::unique_ptr<Engine>(std::make_unique<Dor>()); }};
 
 } // namespace ib::sm

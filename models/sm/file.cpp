@@ -13,7 +13,6 @@ namespace {
 
 class FileEngine : public Engine {
 public:
-  std::string_view name() const override { return "file"; }
   Routing route(const RoutingInput& input) override {
     const topo::Topology& t = input.topology;
     const std::string& path = input.options.lft_file;
@@ -37,7 +36,6 @@ public:
       }
     }
     Routing routing;
-    routing.engine = "file";
     routing.lfts.assign(t.node_count(), {});
     const std::size_t size = std::size_t{input.lids.max_lid()} + 1;
     for (topo::NodeIndex n = 0; n < t.node_count(); ++n)
@@ -71,8 +69,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Engine> make_file_engine() {
-  return std::make_unique<FileEngine>();
-}
+extern const EngineInfo file_engine{
+    "file", "LFTs replayed from an opensm-lfts.dump or dump_lfts output (RoutingOptions::lft_file)", true,
+    [] { return std::unique_ptr<Engine>(std::make_unique<FileEngine>()); }};
 
 } // namespace ib::sm

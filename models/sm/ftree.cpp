@@ -24,7 +24,6 @@ using topo::PortRef;
 
 class FatTree : public Engine {
 public:
-  std::string_view name() const override { return "ftree"; }
   Routing route(const RoutingInput& input) override {
     const topo::Topology& t = input.topology;
     const SwitchIndex index(t);
@@ -34,7 +33,6 @@ public:
     rank_fabric(input, index, g);
 
     Routing routing;
-    routing.engine = "ftree";
     routing.lfts.assign(t.node_count(), {});
     for (NodeIndex n : index.switches)
       routing.lfts[n].assign(std::size_t{input.lids.max_lid()} + 1, no_path);
@@ -214,8 +212,7 @@ private:
 
 } // namespace
 
-std::unique_ptr<Engine> make_ftree_engine() {
-  return std::make_unique<FatTree>();
-}
+extern const EngineInfo ftree_engine{"ftree", "fat-tree routing (Zahavi): refuses a fabric that is not a fat tree",
+                                     false, [] { return std::unique_ptr<Engine>(std::make_unique<FatTree>()); }};
 
 } // namespace ib::sm

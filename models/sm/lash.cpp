@@ -99,11 +99,9 @@ void route_hcas_as_their_switch(const RoutingInput& input, const SwitchIndex& in
 
 class Lash : public Engine {
 public:
-  std::string_view name() const override { return "lash"; }
   Routing route(const RoutingInput& input) override {
     const topo::Topology& t = input.topology;
     Routing routing;
-    routing.engine = "lash";
     const SwitchIndex index(t);
     const detail::SwitchGraph graph(t, index);
     detail::ShortestHops hops(graph);
@@ -166,8 +164,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Engine> make_lash_engine() {
-  return std::make_unique<Lash>();
-}
+extern const EngineInfo lash_engine{"lash",
+                                    "layered shortest paths: each switch pair on an SL whose layer stays deadlock-free",
+                                    false, [] { return std::unique_ptr<Engine>(std::make_unique<Lash>()); }};
 
 } // namespace ib::sm

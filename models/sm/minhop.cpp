@@ -8,10 +8,8 @@ namespace {
 
 class MinHop : public Engine {
 public:
-  std::string_view name() const override { return "minhop"; }
   Routing route(const RoutingInput& input) override {
     Routing routing;
-    routing.engine = "minhop";
     const SwitchIndex index(input.topology);
     const detail::SwitchGraph graph(input.topology, index);
     detail::ShortestHops hops(graph);
@@ -22,8 +20,7 @@ public:
 
 } // namespace
 
-std::unique_ptr<Engine> make_minhop_engine() {
-  return std::make_unique<MinHop>();
-}
+extern const EngineInfo minhop_engine{"minhop", "shortest paths, balanced by routes per port (OpenSM's default)", false,
+                                      [] { return std::unique_ptr<Engine>(std::make_unique<MinHop>()); }};
 
 } // namespace ib::sm

@@ -2,12 +2,14 @@
 
 namespace ib::sm {
 
-std::unique_ptr<Engine> make_minhop_engine();
-std::unique_ptr<Engine> make_dor_engine();
-std::unique_ptr<Engine> make_updn_engine();
-std::unique_ptr<Engine> make_ftree_engine();
-std::unique_ptr<Engine> make_lash_engine();
-std::unique_ptr<Engine> make_file_engine();
+// Defined beside each engine's code (minhop.cpp, updn.cpp, ...).
+extern const EngineInfo minhop_engine, updn_engine, ftree_engine, dor_engine, lash_engine, file_engine;
+
+namespace {
+// The one list of engines, in the order the CLI lists them (OpenSM's routing_modules[]).
+constexpr const EngineInfo* all_engines[] = {&minhop_engine, &updn_engine, &ftree_engine,
+                                             &dor_engine,    &lash_engine, &file_engine};
+} // namespace
 
 SwitchIndex::SwitchIndex(const topo::Topology& t) : ordinal_of_node(t.node_count(), -1) {
   for (topo::NodeIndex n = 0; n < t.node_count(); ++n) {
@@ -29,25 +31,30 @@ SwitchIndex::SwitchIndex(const topo::Topology& t) : ordinal_of_node(t.node_count
   }
 }
 
-const std::vector<std::string_view>& engine_names() {
-  static const std::vector<std::string_view> names = {"minhop", "updn", "ftree", "dor", "lash", "file"};
-  return names;
+std::span<const EngineInfo* const> engines() {
+  return all_engines;
+}
+
+const EngineInfo* find_engine(std::string_view name) {
+  for (const EngineInfo* info : all_engines)
+    if (info->name == name)
+      return info;
+  return nullptr;
 }
 
 std::unique_ptr<Engine> make_engine(std::string_view name) {
-  if (name == "minhop")
-    return make_minhop_engine();
-  if (name == "updn")
-    return make_updn_engine();
-  if (name == "ftree")
-    return make_ftree_engine();
-  if (name == "dor")
-    return make_dor_engine();
-  if (name == "lash")
-    return make_lash_engine();
-  if (name == "file")
-    return make_file_engine();
-  return nullptr;
+  const EngineInfo* info = find_engine(name);
+  return info == nullptr ? nullptr : info->make();
+}
+
+const std::vector<std::string_view>& engine_names() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const EngineInfo* info : all_engines)
+      out.push_back(info->name);
+    return out;
+  }();
+  return names;
 }
 
 std::uint8_t path_sl(const Routing& routing, const SwitchIndex& index, const LidMap& lids, Lid src, Lid dst) {
@@ -64,9 +71,7 @@ std::uint8_t output_vl(const Routing& routing, topo::NodeIndex node, topo::PortN
                        unsigned port_vls) {
   if (node < routing.sl_to_vl.size() && out_port < routing.sl_to_vl[node].size())
     return routing.sl_to_vl[node][out_port][sl];
-  // OpenSM's default SL2VL (ib_default_sl2vl: SL s -> VL s, SL15 -> VL7) reduced to the port's VLs.
-  const std::uint8_t vl = sl == 15 ? 7 : sl;
-  return static_cast<std::uint8_t>(vl % port_vls);
+  return link::default_vl(sl, port_vls);
 }
 
 } // namespace ib::sm

@@ -6,10 +6,12 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "models/link/sl_to_vl.h"
 #include "models/sm/lid.h"
 #include "models/topology/topology.h"
 
@@ -31,7 +33,7 @@ struct RoutingInput {
 };
 
 /// An SL -> VL table of one switch output port.
-using SlToVl = std::array<std::uint8_t, 16>;
+using SlToVl = link::SlToVl;
 
 struct Routing {
   std::string engine;
@@ -57,13 +59,29 @@ struct SwitchIndex {
 class Engine {
 public:
   virtual ~Engine() = default;
-  virtual std::string_view name() const = 0;
   virtual Routing route(const RoutingInput& input) = 0;
 };
 
-/// minhop, updn, dor, ftree, lash, file; nullptr for any other name.
+/// One routing engine as the SM offers it, like an entry of OpenSM's routing_modules[]: defined once, in the
+/// engine's own file, and listed once in engines(). The CLI's --routing, a scenario's subnet_manager/routing, the
+/// JSON Schema's enum and the documentation all come from (or are checked against) that list.
+struct EngineInfo {
+  std::string_view name;        ///< OpenSM's name: --routing, a scenario's "routing", Routing::engine
+  std::string_view description; ///< one line, for help texts
+  bool replays_file;            ///< routes from an LFT dump (RoutingOptions::lft_file), not from the topology
+  std::unique_ptr<Engine> (*make)();
+};
+
+/// The engine the SM runs when none is named: OpenSM's default (minhop).
+inline constexpr std::string_view default_engine = "minhop";
+
+/// Every engine, in the order the CLI lists them.
+std::span<const EngineInfo* const> engines();
+/// The engine called `name`; nullptr for none.
+const EngineInfo* find_engine(std::string_view name);
+/// find_engine(name)->make(); nullptr for an unknown name.
 std::unique_ptr<Engine> make_engine(std::string_view name);
-/// The names make_engine() knows, in the order the CLI lists them.
+/// The engines' names, in engines() order.
 const std::vector<std::string_view>& engine_names();
 
 /// The SL of the path from `src` to `dst` (LIDs of cabled ports).

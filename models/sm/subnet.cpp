@@ -10,15 +10,16 @@
 namespace ib::sm {
 
 Subnet run_subnet_manager(const topo::Topology& topology, const SmOptions& options) {
-  std::unique_ptr<Engine> engine = make_engine(options.engine);
-  if (!engine) {
+  const EngineInfo* info = find_engine(options.engine);
+  if (info == nullptr) {
     std::string names;
     for (std::string_view n : engine_names())
       names += (names.empty() ? "" : ", ") + std::string(n);
     throw SmError("unknown routing engine '" + options.engine + "'; engines: " + names);
   }
   LidMap lids = assign_lids(topology, options.lids);
-  Routing routing = engine->route({topology, lids, options.routing});
+  Routing routing = info->make()->route({topology, lids, options.routing});
+  routing.engine = info->name;
   if (routing.vls_needed > options.routing.data_vls)
     throw SmError(options.engine + " needs " + std::to_string(routing.vls_needed) + " VLs, the fabric runs " +
                   std::to_string(options.routing.data_vls));

@@ -13,7 +13,7 @@
 namespace ib::sm {
 
 struct SmOptions {
-  std::string engine = "minhop";
+  std::string engine = std::string(default_engine);
   LidOptions lids;
   RoutingOptions routing;
 };

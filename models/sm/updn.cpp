@@ -125,11 +125,9 @@ std::vector<std::uint32_t> find_roots(const RoutingInput& in, const SwitchIndex&
 
 class UpDown : public Engine {
 public:
-  std::string_view name() const override { return "updn"; }
   Routing route(const RoutingInput& input) override {
     const topo::Topology& t = input.topology;
     Routing routing;
-    routing.engine = "updn";
     const SwitchIndex index(t);
     const detail::SwitchGraph graph(t, index);
     if (graph.count == 0)
@@ -178,8 +176,7 @@ public:
 
 } // namespace
 
-std::unique_ptr<Engine> make_updn_engine() {
-  return std::make_unique<UpDown>();
-}
+extern const EngineInfo updn_engine{"updn", "up*/down* from root switches: deadlock-free on any topology", false,
+                                    [] { return std::unique_ptr<Engine>(std::make_unique<UpDown>()); }};
 
 } // namespace ib::sm

@@ -15,7 +15,7 @@ LAYERS = {
     "models/switch": ["models/link", "sim"],
     "models/hca": ["models/pcie", "models/link", "sim"],
     "models/topology": ["models/switch", "models/hca", "models/link", "sim"],
-    "models/sm": ["models/topology", "sim"],
+    "models/sm": ["models/topology", "models/link", "sim"],
     "models/fabric": ["models/sm", "models/topology", "models/switch", "models/hca", "models/link", "sim"],
     "models/host": ["models/fabric", "models/sm", "models/topology", "models/hca", "models/pcie", "models/link", "sim"],
     "models/scenario": ["models/host", "models/fabric", "models/sm", "models/topology", "models/hca",

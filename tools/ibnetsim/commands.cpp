@@ -17,17 +17,17 @@
 #include "models/link/link.h"
 #include "models/pcie/params.h"
 #include "models/phold/phold.h"
-#include "models/switch/switch.h"
-#include "tools/ibnetsim/compare.h"
 #include "models/scenario/run.h"
-#include "tools/ibnetsim/options.h"
 #include "models/scenario/scenario.h"
-#include "tools/ibnetsim/sweep.h"
-#include "tools/ibnetsim/topo_commands.h"
+#include "models/switch/switch.h"
 #include "sim/errors.h"
 #include "sim/profile.h"
 #include "sim/report.h"
 #include "sim/trace.h"
+#include "tools/ibnetsim/compare.h"
+#include "tools/ibnetsim/options.h"
+#include "tools/ibnetsim/sweep.h"
+#include "tools/ibnetsim/topo_commands.h"
 
 namespace po = boost::program_options;
 

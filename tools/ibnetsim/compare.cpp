@@ -12,11 +12,11 @@
 #include <functional>
 #include <sstream>
 
-#include "tools/ibnetsim/experiment.h"
-#include "tools/ibnetsim/options.h"
 #include "models/scenario/scenario.h"
 #include "sim/errors.h"
 #include "sim/report.h"
+#include "tools/ibnetsim/experiment.h"
+#include "tools/ibnetsim/options.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

@@ -1,7 +1,7 @@
 #include <iostream>
 
-#include "tools/ibnetsim/commands.h"
 #include "sim/memory.h"
+#include "tools/ibnetsim/commands.h"
 
 int main(int argc, char** argv) {
   sim::back_heap_with_huge_pages();

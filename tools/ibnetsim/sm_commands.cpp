@@ -13,9 +13,9 @@
 #include "models/switch/switch.h"
 #include "models/topology/catalog.h"
 #include "models/topology/topology.h"
-#include "tools/ibnetsim/options.h"
 #include "sim/errors.h"
 #include "sim/profile.h"
+#include "tools/ibnetsim/options.h"
 
 namespace po = boost::program_options;
 
@@ -30,12 +30,22 @@ struct SmUsageError {
   bool show_usage = true; ///< false for the SM's refusals, which are about the fabric, not the options
 };
 
+/// --routing's help: every registered engine, one per line, with what it does (OpenSM's names and behaviour).
+const std::string& engine_help() {
+  static const std::string text = [] {
+    std::string help = "routing engine (OpenSM's names and behaviour):";
+    for (const ib::sm::EngineInfo* engine : ib::sm::engines())
+      help += "\n  " + std::string(engine->name) + ": " + std::string(engine->description);
+    return help;
+  }();
+  return text;
+}
+
 po::options_description sm_options(const char* title) {
   po::options_description options(title);
   options.add_options()("help,h", "show this help")(
-      "routing", po::value<std::string>()->default_value("minhop"),
-      "routing engine: minhop, updn, ftree, dor, lash, file (OpenSM's names and behaviour)")(
-      "lmc", po::value<unsigned>()->default_value(0), "LIDs per HCA port: 2^LMC, LMC 0..7")(
+      "routing", po::value<std::string>()->default_value(std::string(ib::sm::default_engine)),
+      engine_help().c_str())("lmc", po::value<unsigned>()->default_value(0), "LIDs per HCA port: 2^LMC, LMC 0..7")(
       "lid-order", po::value<std::string>()->default_value("topology"),
       "topology (node order) or opensm (the SM's port first, then OpenSM's GUID-table order, as OpenSM on a fresh "
       "subnet)")("sm-port", po::value<std::string>(),

@@ -9,13 +9,13 @@
 #include <set>
 #include <sstream>
 
-#include "tools/ibnetsim/experiment.h"
 #include "models/scenario/run.h"
-#include "tools/ibnetsim/options.h"
 #include "models/scenario/scenario.h"
 #include "sim/errors.h"
 #include "sim/json_reader.h"
 #include "sim/report.h"
+#include "tools/ibnetsim/experiment.h"
+#include "tools/ibnetsim/options.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;

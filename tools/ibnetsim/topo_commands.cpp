@@ -14,9 +14,9 @@
 #include "models/topology/generators.h"
 #include "models/topology/ibnetdiscover.h"
 #include "models/topology/topology.h"
+#include "sim/errors.h"
 #include "tools/ibnetsim/options.h"
 #include "tools/ibnetsim/sm_commands.h"
-#include "sim/errors.h"
 
 namespace po = boost::program_options;
 

@@ -8,7 +8,6 @@
 #include <map>
 #include <sstream>
 #include <string>
-
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -207,10 +206,10 @@ TEST_CASE("sm dumps: opensm-lfts.dump and dump_lfts output replay exactly throug
   for (int format = 0; format < 2; ++format) {
     std::ostringstream out;
     (format == 0 ? sm::write_opensm_lfts : sm::write_dump_lfts)(out, t, r.lids, r.routing);
-    const std::string path = (std::filesystem::temp_directory_path() / ("ibnetsim_sm_dump_test_" +
-                                                                        std::to_string(::getpid()) + "_" +
-                                                                        std::to_string(format) + ".txt"))
-                                 .string();
+    const std::string path =
+        (std::filesystem::temp_directory_path() /
+         ("ibnetsim_sm_dump_test_" + std::to_string(::getpid()) + "_" + std::to_string(format) + ".txt"))
+            .string();
     {
       std::ofstream file(path);
       file << out.str();

@@ -1,0 +1,85 @@
+// The variant registries against everything that lists their variants: the JSON Schemas' enums, the CLI's help and
+// what a scenario accepts. A variant added to a registry but not to a schema (or the other way) fails here.
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "models/sm/routing.h"
+#include "tests/scenario/cli_harness.h"
+
+namespace {
+
+nlohmann::json schema(const std::string& relative) {
+  std::ifstream file(testing::source_path(relative));
+  REQUIRE(file);
+  return nlohmann::json::parse(file);
+}
+
+std::vector<std::string> strings(const nlohmann::json& list) {
+  return list.get<std::vector<std::string>>();
+}
+
+/// The engines a scenario can name: those that route from the topology alone.
+std::vector<std::string> scenario_engines() {
+  std::vector<std::string> names;
+  for (const ib::sm::EngineInfo* engine : ib::sm::engines())
+    if (!engine->replays_file)
+      names.emplace_back(engine->name);
+  return names;
+}
+
+} // namespace
+
+TEST_CASE("registry: routing engines, each registered once with a name, a description and a factory",
+          "[registry][quick]") {
+  std::vector<std::string_view> seen;
+  for (const ib::sm::EngineInfo* engine : ib::sm::engines()) {
+    INFO(engine->name);
+    CHECK(!engine->name.empty());
+    CHECK(!engine->description.empty());
+    CHECK(std::count(seen.begin(), seen.end(), engine->name) == 0);
+    seen.push_back(engine->name);
+    CHECK(ib::sm::find_engine(engine->name) == engine);
+    CHECK(engine->make() != nullptr);
+  }
+  CHECK(seen == ib::sm::engine_names());
+  CHECK(ib::sm::find_engine(ib::sm::default_engine) != nullptr);
+  CHECK(ib::sm::find_engine("ospf") == nullptr);
+}
+
+TEST_CASE("registry: the schemas' routing enums are the registered engines a scenario can use", "[registry][quick]") {
+  const std::vector<std::string> engines = scenario_engines();
+  const nlohmann::json scenario = schema("scenarios/schema/scenario.schema.json");
+  CHECK(strings(scenario.at(
+            nlohmann::json::json_pointer("/oneOf/0/properties/subnet_manager/properties/routing/enum"))) == engines);
+  const nlohmann::json report = schema("scenarios/schema/report.schema.json");
+  CHECK(strings(report.at(nlohmann::json::json_pointer("/oneOf/0/properties/scenario/properties/routing/enum"))) ==
+        engines);
+  CHECK(strings(report.at(nlohmann::json::json_pointer(
+            "/oneOf/0/properties/config/properties/subnet_manager/properties/routing/enum"))) == engines);
+}
+
+TEST_CASE("registry: every engine is in --routing's help, and a scenario names exactly the usable ones",
+          "[registry][quick]") {
+  const testing::CliResult help = testing::run_cli({"topo", "route", "--help"});
+  REQUIRE(help.exit_code == 0);
+  for (const ib::sm::EngineInfo* engine : ib::sm::engines()) {
+    INFO(engine->name);
+    // program_options wraps the descriptions; the name and the start of its description stay on one line.
+    const std::string description(engine->description);
+    CHECK_THAT(help.out,
+               Catch::Contains(std::string(engine->name) + ": " + description.substr(0, description.find(' '))));
+    const testing::CliResult run = testing::run_cli({"validate", testing::source_path("scenarios/default.json"),
+                                                     "--set", "/subnet_manager/routing=" + std::string(engine->name)});
+    if (engine->replays_file) {
+      CHECK(run.exit_code == 2);
+      CHECK_THAT(run.err, Catch::Contains("/subnet_manager/routing: expected one of"));
+    } else {
+      // ftree and the others may still refuse this fabric; the name itself must be accepted.
+      CHECK_THAT(run.err, !Catch::Contains("expected one of"));
+    }
+  }
+}
