@@ -119,7 +119,7 @@ sim::ReportJson build_report(const Scenario& scenario, const phold::RunResult& r
   return report;
 }
 
-// A progress line on stderr once a run has taken two seconds, refreshed every second (DESIGN §7).
+// A progress line on stderr once a run has taken two seconds, refreshed every second (docs/user-guide.md).
 struct Progress {
   std::ostream& err;
   sim::Time duration;

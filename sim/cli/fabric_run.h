@@ -1,6 +1,6 @@
-// Runs a fabric scenario (DESIGN §6-7): the topology, its subnet manager, a cluster of hosts with their HCAs, the
-// scenario's workloads as host programs; then the invariants, and the report: every workload's figures, the
-// counters of every port under perfquery's names, PCIe TLPs per message, and what the run cost.
+// Runs a fabric scenario (docs/scenario-reference.md, docs/user-guide.md): the topology, its subnet manager, a cluster
+// of hosts with their HCAs, the scenario's workloads as host programs; then the invariants, and the report: every
+// workload's figures, the counters of every port under perfquery's names, PCIe TLPs per message, and what the run cost.
 #pragma once
 
 #include <string>
