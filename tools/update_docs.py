@@ -12,7 +12,7 @@ A generated block is an HTML comment directly followed by a fenced code block:
 
 Keys of the comment, one per line:
   generated: CMD   the command, run by /bin/sh with cwd = the repository root (stdout and stderr together; the
-                   repository's absolute path is removed from the output). Every word `ibnetsim` (or
+                   absolute paths of the repository and of the binary's data directory are removed from the output). Every word `ibnetsim` (or
                    `build/release/bin/ibnetsim`) is replaced by the binary given with --binary. $OUT names a fresh
                    temporary directory for commands that write files; the source tree must never be written.
   mask: REGEX      (repeatable) text that varies from run to run; `--check` compares blocks with every match of
@@ -123,6 +123,14 @@ def find_blocks(text, path):
         yield spec, where, start, close.start()
 
 
+def data_dirs(binary):
+    """Where the binary may read its data: an installed or staged share/ibnetsim, IBNETSIM_DATA_DIR, the sources."""
+    dirs = [os.path.normpath(os.path.join(os.path.dirname(binary), "..", "share", "ibnetsim"))]
+    if os.environ.get("IBNETSIM_DATA_DIR"):
+        dirs.append(os.path.normpath(os.path.abspath(os.environ["IBNETSIM_DATA_DIR"])))
+    return dirs + [ROOT]
+
+
 def run(spec, binary, where, cache):
     command = spec["command"]
     if command in cache:
@@ -136,7 +144,10 @@ def run(spec, binary, where, cache):
         except subprocess.TimeoutExpired:
             raise BlockError(f"{where}: `{command}` took more than {TIMEOUT_S} s")
         text = proc.stdout.decode("utf-8", "replace")
-        text = PROGRESS.sub("", text).replace(out, "$OUT").replace(binary, "ibnetsim").replace(ROOT + "/", "")
+        text = PROGRESS.sub("", text).replace(out, "$OUT").replace(binary, "ibnetsim")
+        # Paths of data files print relative to where the data lives, whichever build or install runs.
+        for data_dir in data_dirs(binary):
+            text = text.replace(data_dir + "/", "")
     if proc.returncode != spec["exit"]:
         raise BlockError(f"{where}: `{command}` exited {proc.returncode}, expected {spec['exit']}:\n{text}")
     lines = [line.rstrip() for line in text.rstrip("\n").splitlines()]
