@@ -35,7 +35,7 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TIMEOUT_S = 30
+TIMEOUT_S = 60  # per command; sanitizer builds on a loaded machine are slow
 
 # Wall-clock figures, masked in every block: they differ between runs of the same build.
 ALWAYS_MASK = [
