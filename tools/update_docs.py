@@ -21,8 +21,9 @@ Keys of the comment, one per line:
   exit: N          the exit code the command must give (default 0).
   prompt: no       leave out the `$ CMD` line the block otherwise starts with.
 
-Usage: tools/update_docs.py --binary PATH [--check] [FILE.md...]
-  without --check: rewrites stale blocks in place (the files are the only thing written).
+Usage: tools/update_docs.py --binary PATH [--check | --refresh] [FILE.md...]
+  without --check: rewrites stale blocks in place (the files are the only thing written); --refresh also rewrites
+                   blocks whose masked figures alone changed.
   --check:         writes nothing; exit 1 and a diff when any block is stale, 2 on a bad block or command.
 """
 
@@ -182,6 +183,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--binary", required=True, help="the ibnetsim executable to run")
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 and show a diff when stale")
+    parser.add_argument("--refresh", action="store_true",
+                        help="also rewrite blocks that differ only in masked text (fresh wall-clock figures)")
     parser.add_argument("files", nargs="*", help="Markdown files (default: README.md and docs/**/*.md)")
     args = parser.parse_args()
     binary = os.path.abspath(args.binary)
@@ -189,25 +192,26 @@ def main():
         print(f"update_docs: {args.binary}: not an executable", file=sys.stderr)
         return 2
 
-    cache, stale, blocks = {}, 0, 0
+    cache, stale, blocks, total_rewritten = {}, 0, 0, 0
     try:
         for path in markdown_files(args.files):
             with open(path, encoding="utf-8") as f:
                 text = f.read()
-            pieces, pos = [], 0
+            pieces, pos, rewritten = [], 0, 0
             for spec, where, start, end in list(find_blocks(text, path)):
                 blocks += 1
                 current, fresh = text[start:end], run(spec, binary, where, cache)
                 current_masked, fresh_masked = masked(current, spec["masks"]), masked(fresh, spec["masks"])
-                if current_masked != fresh_masked:
-                    stale += 1
+                if current_masked != fresh_masked or (args.refresh and not args.check and current != fresh):
+                    stale += current_masked != fresh_masked
                     if args.check:  # masked text differs only where it matters
                         diff = difflib.unified_diff(current_masked.splitlines(True), fresh_masked.splitlines(True),
                                                     f"{where} (in the file)", f"{where} (generated, masked)")
                         sys.stdout.writelines(diff)
                     pieces += [text[pos:start], fresh]
-                    pos = end
-            if not args.check and pos:
+                    pos, rewritten = end, rewritten + 1
+            total_rewritten += rewritten
+            if not args.check and rewritten:
                 pieces.append(text[pos:])
                 with open(path, "w", encoding="utf-8") as f:
                     f.write("".join(pieces))
@@ -222,7 +226,7 @@ def main():
             return 1
         print(f"update_docs: {blocks} generated blocks are current")
         return 0
-    print(f"update_docs: {stale} of {blocks} generated blocks rewritten")
+    print(f"update_docs: {total_rewritten} of {blocks} generated blocks rewritten ({stale} were stale)")
     return 0
 
 
