@@ -1,5 +1,5 @@
-// The kernel's pending-event set (DESIGN §4): FIFO lanes for the delays that recur, in front of a ladder queue
-// for everything else.
+// The kernel's pending-event set (docs/models/kernel.md): FIFO lanes for the delays that recur, in front of a ladder
+// queue for everything else.
 //
 // A fabric schedules most of its events a fixed delay ahead: a packet's serialization, a cable plus a switch's
 // latency, a refresh period. Events pushed the same delay after successive pops come in time order, so a FIFO

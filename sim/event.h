@@ -1,4 +1,4 @@
-// The kernel's event: a 32-byte POD that travels through the calendar by value (DESIGN §4, STYLE rule 21).
+// The kernel's event: a 32-byte POD that travels through the calendar by value (docs/models/kernel.md, STYLE rule 21).
 // Ties at one instant break on `seq`, the order in which events were scheduled, so runs are deterministic.
 #pragma once
 

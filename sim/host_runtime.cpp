@@ -21,7 +21,8 @@ std::int64_t simgrid_clock_ps() {
   return std::llround(sg4::Engine::get_clock() * 1e12);
 }
 
-// Beyond about 30k actors SimGrid's per-stack guard pages exhaust the per-process mapping limit (DESIGN §4).
+// Beyond about 30k actors SimGrid's per-stack guard pages exhaust the per-process mapping limit
+// (docs/models/kernel.md).
 constexpr std::size_t guard_pages_actor_limit = 30'000;
 
 // Raw contexts switch stacks by hand, and ASan cannot follow them: unwinding a program that a run cut short (an

@@ -1,4 +1,4 @@
-// Host programs as SimGrid S4U actors, coupled to the kernel's calendar (DESIGN §4).
+// Host programs as SimGrid S4U actors, coupled to the kernel's calendar (docs/models/kernel.md).
 //
 // A program is sequential code (`compute`, `wait` on a Signal, verbs calls later) run by an S4U actor. Every
 // instant at which a program can act is an event in the kernel's calendar: its compute() end or the notify() of

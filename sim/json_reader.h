@@ -1,8 +1,8 @@
-// Strict JSON reading for every loader: topologies, scenarios and hardware profiles (DESIGN §4 "Errors", §5).
-// Every failure is a sim::InputError naming the file, the RFC 6901 pointer of the offending value, what was
-// expected and what was found. Unknown keys are errors: a JsonObjectReader remembers the keys it was asked about
-// and finish() rejects any other. Duplicate keys are parse errors. Nothing here supplies a default: defaults come
-// from profile files, merged in before reading.
+// Strict JSON reading for every loader: topologies, scenarios and hardware profiles (docs/development.md
+// "Conventions"). Every failure is a sim::InputError naming the file, the RFC 6901 pointer of the offending value, what
+// was expected and what was found. Unknown keys are errors: a JsonObjectReader remembers the keys it was asked about
+// and finish() rejects any other. Duplicate keys are parse errors. Nothing here supplies a default: defaults come from
+// profile files, merged in before reading.
 #pragma once
 
 #include <cstddef>

@@ -1,7 +1,8 @@
 // The parameter table of STYLE rule 15. Each model's Params is a plain aggregate with no defaults in code; one
 // ParamTable next to it lists each field once (JSON key with its unit, member, unit, meaning, range), and that
 // table drives parsing and validation, --set overrides (applied to the JSON before reading), the configuration
-// digest (to_json) and the `ibnetsim params MODEL` listing (describe). Defaults live in profile files (DESIGN §5).
+// digest (to_json) and the `ibnetsim params MODEL` listing (describe). Defaults live in profile files
+// (docs/scenario-reference.md).
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,7 @@
-// Typed object pools with 32-bit handles (DESIGN §4, STYLE rule 19). Packets, TLPs and work requests live here
-// and cross ports as handles: no copy per hop, no raw pointer, no allocation per packet once warm. A pool grows
-// in chunks, so a reference stays valid while the object is held, and never gives memory back to the system.
-// Exactly one component owns a handle at a time; debug builds catch double frees and use after free.
+// Typed object pools with 32-bit handles (docs/models/kernel.md, STYLE rule 19). Packets, TLPs and work requests live
+// here and cross ports as handles: no copy per hop, no raw pointer, no allocation per packet once warm. A pool grows in
+// chunks, so a reference stays valid while the object is held, and never gives memory back to the system. Exactly one
+// component owns a handle at a time; debug builds catch double frees and use after free.
 #pragma once
 
 #include <cassert>

@@ -1,8 +1,8 @@
-// Hardware profiles (DESIGN §5): one JSON file per device class under topologies/hardware/, holding every parameter
-// of one model with its unit in its key and a `source` (datasheet, paper, spec section or "estimate: why"). A
-// profile is loaded strictly (unknown keys, a parameter without value or source, wrong types: sim::InputError),
-// then read through the model's ParamTable with optional `--set` overrides layered on top. Errors point at
-// `/parameters/<key>/value` in the profile file, or at the override that supplied the bad value.
+// Hardware profiles (docs/scenario-reference.md): one JSON file per device class under topologies/hardware/, holding
+// every parameter of one model with its unit in its key and a `source` (datasheet, paper, spec section or "estimate:
+// why"). A profile is loaded strictly (unknown keys, a parameter without value or source, wrong types:
+// sim::InputError), then read through the model's ParamTable with optional `--set` overrides layered on top. Errors
+// point at `/parameters/<key>/value` in the profile file, or at the override that supplied the bad value.
 #pragma once
 
 #include <map>

@@ -1,4 +1,4 @@
-// Run reports (DESIGN §7): one ordered JSON document per run, printed as a human table, as JSON, or as CSV.
+// Run reports (docs/user-guide.md): one ordered JSON document per run, printed as a human table, as JSON, or as CSV.
 // Key order is insertion order, so the same run gives byte-identical output.
 #pragma once
 

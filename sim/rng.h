@@ -1,6 +1,7 @@
-// Random numbers: one independent stream per component, derived from (scenario seed, component id) (DESIGN §4).
-// The generator is xoshiro256** seeded through splitmix64, and every distribution is written here rather than
-// taken from <random>, whose distributions differ between standard libraries and would break bit-identical runs.
+// Random numbers: one independent stream per component, derived from (scenario seed, component id)
+// (docs/models/kernel.md). The generator is xoshiro256** seeded through splitmix64, and every distribution is written
+// here rather than taken from <random>, whose distributions differ between standard libraries and would break
+// bit-identical runs.
 #pragma once
 
 #include <cmath>

@@ -1,4 +1,4 @@
-// The simulation kernel: the clock, the calendar, the component registry and the run loop (DESIGN §4).
+// The simulation kernel: the clock, the calendar, the component registry and the run loop (docs/models/kernel.md).
 //
 // Components are registered once, at wiring time, and get a dense id (for names in errors and reports, and for
 // their RNG stream) plus a Target (type, index) that events address. The run loop is a template over the

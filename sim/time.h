@@ -1,5 +1,5 @@
-// Simulated time: a strong int64 count of picoseconds (DESIGN §4). Range about ±106 days. Durations derived from
-// rates use one exact helper, computed in 128-bit integers and rounded up (STYLE rule 9): never a cached,
+// Simulated time: a strong int64 count of picoseconds (docs/models/kernel.md). Range about ±106 days. Durations derived
+// from rates use one exact helper, computed in 128-bit integers and rounded up (STYLE rule 9): never a cached,
 // truncated picoseconds-per-byte figure.
 #pragma once
 

@@ -1,6 +1,6 @@
-// Timeline traces in Chrome's trace-event format (DESIGN §7; opens in Perfetto and chrome://tracing). Models hold a
-// Tracer pointer that is null unless a trace was asked for, so the hot path pays one branch. Events are written as
-// they happen (nothing is kept in memory); filters on QP numbers, hosts and a time window keep big runs small.
+// Timeline traces in Chrome's trace-event format (docs/user-guide.md; opens in Perfetto and chrome://tracing). Models
+// hold a Tracer pointer that is null unless a trace was asked for, so the hot path pays one branch. Events are written
+// as they happen (nothing is kept in memory); filters on QP numbers, hosts and a time window keep big runs small.
 // Tracks: one process per component (a host's HCA, a switch), one thread per port or per QP.
 #pragma once
 

@@ -1,4 +1,4 @@
-// A running fabric built from a topology and its subnet manager's result (DESIGN §2 models/fabric): one
+// A running fabric built from a topology and its subnet manager's result (docs/models/link-and-switch.md): one
 // sw::Switch per switch node with the parameters of its profile, every cable as a link of its width, speed and
 // cable profile's propagation delay, and the SM's tables programmed into every switch (LFTs, and SL2VL where the
 // routing sets it). HCA ports belong to whatever sits behind them (the HCA model; a packet source and sink in

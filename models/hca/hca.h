@@ -1,6 +1,6 @@
-// A host channel adapter (DESIGN §3): queue pairs whose queues live in host memory, reached through the PCIe bus
-// (models/pcie/bus.h), and IB ports (models/link/port.h) into the fabric. Every step is a transaction of the
-// models underneath:
+// A host channel adapter (docs/models/hca.md): queue pairs whose queues live in host memory, reached through the PCIe
+// bus (models/pcie/bus.h), and IB ports (models/link/port.h) into the fabric. Every step is a transaction of the models
+// underneath:
 //   post_send  the driver writes WQEs into the send queue in host memory, then rings the doorbell (an 8-byte MMIO
 //              write) or, for a single small WQE, copies it through BlueFlame (64-byte write-combined MMIO);
 //   fetch      after a doorbell the QP's send engine reads the new WQEs by one DMA read per contiguous range;

@@ -1,6 +1,6 @@
-// An HCA's parameters (DESIGN §5): one table, defaults in topologies/hardware/<profile>.json: its IB ports, the
-// PCIe slot and host it sits in, the layout of its queues in host memory (mlx5's), its limits, and the costs of
-// its pipelines (send engines, receive engines, completion generation).
+// An HCA's parameters (docs/scenario-reference.md): one table, defaults in topologies/hardware/<profile>.json: its IB
+// ports, the PCIe slot and host it sits in, the layout of its queues in host memory (mlx5's), its limits, and the costs
+// of its pipelines (send engines, receive engines, completion generation).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// What a host program calls (DESIGN §4): the verbs API of its host's HCA, each call charging the CPU time the
-// driver spends (host profile: post_send, WQE build, inline copy, MMIO store, post_recv, poll_cq) to the program
+// What a host program calls (docs/models/kernel.md): the verbs API of its host's HCA, each call charging the CPU time
+// the driver spends (host profile: post_send, WQE build, inline copy, MMIO store, post_recv, poll_cq) to the program
 // before its effect goes to the bus. Programs are SimGrid actors (sim::Program); they block only here or through
 // sim::Program.
 #pragma once

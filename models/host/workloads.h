@@ -1,6 +1,6 @@
-// Built-in workloads (DESIGN §6): each is a set of host programs (SimGrid actors using host::Context) and the
-// figures they report. perftest's tests with perftest's options and figures, and traffic patterns over many hosts.
-// QPs are created at time 0 and connected at 1 ns, as an out-of-band exchange (rdma_cm, MPI) would leave them.
+// Built-in workloads (docs/scenario-reference.md): each is a set of host programs (SimGrid actors using host::Context)
+// and the figures they report. perftest's tests with perftest's options and figures, and traffic patterns over many
+// hosts. QPs are created at time 0 and connected at 1 ns, as an out-of-band exchange (rdma_cm, MPI) would leave them.
 #pragma once
 
 #include <cstdint>

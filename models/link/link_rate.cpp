@@ -12,7 +12,7 @@ struct SpeedRow {
   LaneCode code;
 };
 
-// Lane signalling rates and codes (../shared/reference/ib_constants.json, exact-spec unless noted).
+// Lane signalling rates and codes (docs/references.md, exact-spec unless noted).
 constexpr std::array<SpeedRow, 8> speed_table{{
     {Speed::sdr, "SDR", {2'500'000'000, 8, 10}},       // 8b/10b
     {Speed::ddr, "DDR", {5'000'000'000, 8, 10}},       // 8b/10b

@@ -15,7 +15,7 @@ namespace ib::pcie {
 
 enum class CreditType : std::uint8_t { ph, pd, nph, npd, cplh, cpld };
 
-/// One data credit covers 4 DW (§2.6.1; ../shared/reference pcie_fc_data_credit_unit).
+/// One data credit covers 4 DW (§2.6.1; docs/references.md pcie_fc_data_credit_unit).
 inline constexpr std::uint32_t data_credit_bytes = 16;
 /// Credit field widths in InitFC/UpdateFC DLLPs without scaling (InitFC/UpdateFC formats;
 /// reference pcie_fc_counter_bits).

@@ -1,5 +1,5 @@
 // The parameters of a PCIe link between an HCA and its root port (model "pcie-link") and of the host behind the
-// root complex (model "host"), DESIGN §5: plain aggregates, one table each, defaults and sources in
+// root complex (model "host"), docs/scenario-reference.md: plain aggregates, one table each, defaults and sources in
 // topologies/hardware/<profile>.json. validate() checks the rules a table cannot: PCIe's legal encodings (MPS,
 // MRRS, RCB), names of generations and widths, and credits that cannot carry one largest TLP.
 #pragma once

@@ -13,7 +13,7 @@ struct GenerationRow {
 };
 
 // Transfer rates and line codes (PCIe Base Spec r5.0 §4.2.1 8b/10b, §4.2.2 128b/130b;
-// ../shared/reference/pcie_constants.json pcie_gen<N>_transfer_rate and _encoding, exact-spec).
+// docs/references.md pcie_gen<N>_transfer_rate and _encoding, exact-spec).
 constexpr std::array<GenerationRow, 5> generation_table{{
     {Generation::gen1, "gen1", {2'500'000'000, 8, 10}},    // 8b/10b: 2.0 Gb/s per lane
     {Generation::gen2, "gen2", {5'000'000'000, 8, 10}},    // 8b/10b: 4.0 Gb/s per lane

@@ -1,4 +1,4 @@
-// The scenario runner (DESIGN §2, §6-7): a scenario in, a report out. The composition root above every model: for
+// The scenario runner (docs/development.md, docs/user-guide.md): a scenario in, a report out. The composition root above every model: for
 // a fabric scenario it loads the topology, runs the subnet manager, builds the cluster of hosts with their HCAs,
 // runs the workloads as host programs, checks the invariants and assembles the report (every workload's figures,
 // the counters of every port under perfquery's names, PCIe TLPs per message); for a phold scenario it runs the

@@ -1,6 +1,6 @@
-// Scenario files (DESIGN §6): what to simulate and for how long. Loading is strict: unknown keys, wrong types and
-// impossible values are sim::InputError naming the file and JSON pointer. Command-line overrides (--set, --seed)
-// are applied to the JSON before it is read, so they are validated exactly like the file.
+// Scenario files (docs/scenario-reference.md): what to simulate and for how long. Loading is strict: unknown keys,
+// wrong types and impossible values are sim::InputError naming the file and JSON pointer. Command-line overrides
+// (--set, --seed) are applied to the JSON before it is read, so they are validated exactly like the file.
 #pragma once
 
 #include <cstdint>

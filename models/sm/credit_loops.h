@@ -1,9 +1,9 @@
-// The credit-loop check (DESIGN §8): the channel dependency graph of the routed fabric, per VL (Dally & Seitz:
-// a deadlock-free routing has an acyclic one). A channel is one direction of a switch-to-switch link on one VL;
-// a route that arrives on channel A and leaves on channel B makes B's credits a wait of A's, an edge A -> B.
-// Routes come from the LFTs, their SL from the routing's path SLs and each hop's VL from its SL2VL. Links to HCAs
-// close no loop (HCAs do not forward) and are left out. The same walk finds routes that end nowhere (no LFT entry)
-// or go round in circles.
+// The credit-loop check (docs/models/subnet-manager.md): the channel dependency graph of the routed fabric, per VL
+// (Dally & Seitz: a deadlock-free routing has an acyclic one). A channel is one direction of a switch-to-switch link on
+// one VL; a route that arrives on channel A and leaves on channel B makes B's credits a wait of A's, an edge A -> B.
+// Routes come from the LFTs, their SL from the routing's path SLs and each hop's VL from its SL2VL. Links to HCAs close
+// no loop (HCAs do not forward) and are left out. The same walk finds routes that end nowhere (no LFT entry) or go
+// round in circles.
 #pragma once
 
 #include <cstdint>

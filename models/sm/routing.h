@@ -1,5 +1,5 @@
-// Routing engines (DESIGN §8): each fills a Routing (the LFT of every switch, the SL of every path and the
-// SL2VL of every switch output) from the topology and its LIDs. One small interface, one engine per file, as in
+// Routing engines (docs/models/subnet-manager.md): each fills a Routing (the LFT of every switch, the SL of every path
+// and the SL2VL of every switch output) from the topology and its LIDs. One small interface, one engine per file, as in
 // OpenSM (osm_ucast_<name>.c). Engines that cannot route a fabric throw SmError saying why.
 #pragma once
 

@@ -1,6 +1,6 @@
-// The subnet manager's run at time zero (DESIGN §8): LIDs, then the routing engine, then the route and credit-loop
-// check, which runs after every routing. What the CLI's `topo check` and `topo route` print, and what the fabric
-// programs into its switches.
+// The subnet manager's run at time zero (docs/models/subnet-manager.md): LIDs, then the routing engine, then the route
+// and credit-loop check, which runs after every routing. What the CLI's `topo check` and `topo route` print, and what
+// the fabric programs into its switches.
 #pragma once
 
 #include <string>

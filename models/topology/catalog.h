@@ -1,7 +1,7 @@
-// What a topology needs to know about hardware profiles (DESIGN §5): a node's port count and the link widths and
-// speeds its ports support, and which names are cable profiles. Catalog is the interface the loader, generators
-// and importers ask; ProfileCatalog answers from topologies/hardware/<profile>.json through the switch and HCA
-// parameter tables, checking each profile once and caching it. Tests may supply their own catalog.
+// What a topology needs to know about hardware profiles (docs/scenario-reference.md): a node's port count and the link
+// widths and speeds its ports support, and which names are cable profiles. Catalog is the interface the loader,
+// generators and importers ask; ProfileCatalog answers from topologies/hardware/<profile>.json through the switch and
+// HCA parameter tables, checking each profile once and caching it. Tests may supply their own catalog.
 #pragma once
 
 #include <map>

@@ -1,9 +1,9 @@
-// Topology generators (DESIGN §6): fat trees (k-ary n-trees with optional leaf oversubscription), leaf-spine,
-// dragonfly, and 2D/3D (or 1D) torus and mesh. Each is deterministic: the same options give the same nodes, names,
-// GUIDs, ports and links in the same order. Port conventions (topologies/README.md): hosts take a leaf's first
-// ports, then uplinks follow in upper-switch order; a grid switch's dimension d uses ports 2d+1 (towards +) and
-// 2d+2 (towards -), as OpenSM's dor engine expects, and its hosts the ports after them. Every switch gets its
-// profile's port count; an option that needs more ports is an OptionError naming that option.
+// Topology generators (docs/topology-reference.md): fat trees (k-ary n-trees with optional leaf oversubscription),
+// leaf-spine, dragonfly, and 2D/3D (or 1D) torus and mesh. Each is deterministic: the same options give the same nodes,
+// names, GUIDs, ports and links in the same order. Port conventions (topologies/README.md): hosts take a leaf's first
+// ports, then uplinks follow in upper-switch order; a grid switch's dimension d uses ports 2d+1 (towards +) and 2d+2
+// (towards -), as OpenSM's dor engine expects, and its hosts the ports after them. Every switch gets its profile's port
+// count; an option that needs more ports is an OptionError naming that option.
 #pragma once
 
 #include <optional>

@@ -1,8 +1,8 @@
-// A fabric's wiring as a graph (DESIGN §6): nodes (HCAs and switches) with numbered ports, and full-duplex links
-// between ports with a width, a speed, a length and a cable profile. It is what topology files, generators and
-// ibnetdiscover imports produce, what the subnet manager routes and what models/fabric instantiates. It holds no
-// simulation state. Port numbers are IB's: 1..port_count; a switch's port 0 is its management port and is never
-// cabled. Topology files are read strictly (topologies/schema/topology.schema.json, topologies/README.md).
+// A fabric's wiring as a graph (docs/topology-reference.md): nodes (HCAs and switches) with numbered ports, and
+// full-duplex links between ports with a width, a speed, a length and a cable profile. It is what topology files,
+// generators and ibnetdiscover imports produce, what the subnet manager routes and what models/fabric instantiates. It
+// holds no simulation state. Port numbers are IB's: 1..port_count; a switch's port 0 is its management port and is
+// never cabled. Topology files are read strictly (topologies/schema/topology.schema.json, topologies/README.md).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Layers run one way (DESIGN §2): every #include "..." of the project's C++ must point at the file's own folder or
+"""Layers run one way (docs/development.md, "Layers"): every #include "..." of the project's C++ must point at the file's own folder or
 at a folder its layer may use. LAYERS is the architecture; a new folder must be placed in it before it can build
 into a passing test suite. Usage: check_layers.py REPO_ROOT [--print]"""
 import pathlib

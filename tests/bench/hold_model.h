@@ -1,5 +1,5 @@
 // The hold model shared by the kernel benchmarks: a constant population of pending events; handling one
-// schedules its replacement at now + uniform(1 ns, 1 µs), as DESIGN §4's measurements did.
+// schedules its replacement at now + uniform(1 ns, 1 µs), as benchmark (a) in docs/performance.md does.
 #pragma once
 
 #include <cstdint>

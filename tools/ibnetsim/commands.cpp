@@ -89,7 +89,7 @@ Scenario load_from(const Parsed& parsed, const std::string& command) {
   return load_scenario(parsed.positional[0], overrides, parse_seed(parsed.values));
 }
 
-// A progress line on stderr once a run has taken two seconds, refreshed every second (DESIGN §7).
+// A progress line on stderr once a run has taken two seconds, refreshed every second (docs/user-guide.md).
 struct Progress {
   std::ostream& err;
   sim::Time duration;

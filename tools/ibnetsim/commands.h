@@ -1,4 +1,4 @@
-// The ibnetsim command line: subcommands run, validate and params (DESIGN §2 tools/ibnetsim). Callable in-process so
+// The ibnetsim command line: subcommands run, validate and params (docs/user-guide.md). Callable in-process so
 // tests can drive it; main() is a one-line wrapper.
 #pragma once
 

@@ -1,8 +1,8 @@
-// `ibnetsim sweep`: one scenario run over a grid of parameter values (DESIGN §7). A sweep is a SWEEP.json file, or a
-// scenario with --sweep/--zip options; it expands into points (the Cartesian product of its axes, an axis being one
-// parameter, parameters zipped together, or named variants), runs each point as its own `ibnetsim run` process, and
-// writes every point's JSON report and one CSV row per point into its output directory. Finished points are never
-// run again, so an interrupted sweep resumes, and a Slurm array job can run the points on a cluster.
+// `ibnetsim sweep`: one scenario run over a grid of parameter values (docs/user-guide.md). A sweep is a SWEEP.json
+// file, or a scenario with --sweep/--zip options; it expands into points (the Cartesian product of its axes, an axis
+// being one parameter, parameters zipped together, or named variants), runs each point as its own `ibnetsim run`
+// process, and writes every point's JSON report and one CSV row per point into its output directory. Finished points
+// are never run again, so an interrupted sweep resumes, and a Slurm array job can run the points on a cluster.
 #pragma once
 
 #include <cstdint>

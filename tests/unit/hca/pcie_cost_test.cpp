@@ -1,5 +1,5 @@
 // PCIe transactions per verb, for every combination of inline, BlueFlame, postlist n and signaling every s, against
-// the reference's "PCIe cost per verb" (shared/reference nic_measurements.json: verb_pcie_cost_baseline and
+// the reference's "PCIe cost per verb" (docs/references.md: verb_pcie_cost_baseline and
 // verb_pcie_cost_inline_blueflame, exact-spec; kalia16_verb_pcie_transactions for postlist and unsignaled):
 //   baseline            1 MMIO write (doorbell), 2 DMA reads (WQE, payload), 1 DMA write (CQE) per verb;
 //   inline + BlueFlame  1 MMIO write (the WQE), no DMA read, 1 DMA write;

@@ -6,7 +6,7 @@ using ib::link::Speed;
 using ib::link::Width;
 
 TEST_CASE("ib::link::data_rate: 4x rates of every speed match the reference", "[link][quick]") {
-  // ../shared/reference/ib_constants.json: ib_<speed>_4x_data_rate, exact where the code makes it whole.
+  // docs/references.md: ib_<speed>_4x_data_rate, exact where the code makes it whole.
   CHECK(ib::link::data_rate(Width::x4, Speed::sdr).bps() == 8e9);
   CHECK(ib::link::data_rate(Width::x4, Speed::ddr).bps() == 16e9);
   CHECK(ib::link::data_rate(Width::x4, Speed::qdr).bps() == 32e9);

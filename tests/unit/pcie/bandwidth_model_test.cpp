@@ -1,4 +1,4 @@
-// pcie-bench's analytic bandwidth model (bandwidth_model.h) against ../shared/reference: the usable TLP bandwidth
+// pcie-bench's analytic bandwidth model (bandwidth_model.h) against docs/references.md: the usable TLP bandwidth
 // table to its printed precision, and the worked expectations E5, E6 and E8; the DMA read and write bandwidths
 // against values printed by pcie-model itself (model/mem_bw.py at github.com/pcie-bench/pcie-model 40703cf).
 #include <cmath>

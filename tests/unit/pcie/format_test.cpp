@@ -1,6 +1,6 @@
 // The static format layer of the PCIe model: link rates after line coding (pcie_rate.h), TLP and DLLP wire bytes
 // and the splitting of DMA transfers into TLPs (tlp.h), and flow-control credit arithmetic (flow_control.h).
-// Figures from ../shared/reference/pcie_constants.json (exact-spec) unless a comment says otherwise.
+// Figures from docs/references.md (exact-spec) unless a comment says otherwise.
 #include <array>
 #include <cmath>
 #include <cstdint>

@@ -29,7 +29,7 @@ pcie::HostParams host_profile() {
   return sim::read_profile(pcie::host_param_table(), sim::load_profile(sim::profile_path("xeon-e5-haswell")));
 }
 
-/// ../shared/reference pcie_dma_read_latency_xeon_e5_2620v3: median ns by size (NFP-6000, Gen3 x8, warm cache).
+/// docs/references.md pcie_dma_read_latency_xeon_e5_2620v3: median ns by size (NFP-6000, Gen3 x8, warm cache).
 struct Median {
   std::uint64_t size_bytes;
   double latency_ns;

@@ -108,7 +108,7 @@ namespace {
 constexpr sim::Target node{1, 0};
 
 // Hold model: each dispatched event schedules one more at now + uniform(1 ns, 1 us), so the pending count
-// stays constant (the measurement of DESIGN §4). Stops after `remaining` events.
+// stays constant (benchmark (a) in docs/performance.md). Stops after `remaining` events.
 struct Hold {
   void operator()(const sim::Event& event) {
     sim.schedule_in(sim::Time::from_ps(rng.uniform_between(1'000, 1'000'000)), node, event.kind, event.handle);

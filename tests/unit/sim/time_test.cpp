@@ -1,5 +1,5 @@
 // Unit tests for sim/time.h: Time arithmetic and the exact, rounded-up transfer-time helper (STYLE rule 9),
-// checked against the worked figures E1 and E2 of /work/shared/reference/README.md.
+// checked against the worked figures E1 and E2 of docs/references.md.
 #include <cstdint>
 #include <limits>
 
