@@ -1,8 +1,9 @@
-// The scenario runner (docs/development.md, docs/user-guide.md): a scenario in, a report out. The composition root above every model: for
-// a fabric scenario it loads the topology, runs the subnet manager, builds the cluster of hosts with their HCAs,
-// runs the workloads as host programs, checks the invariants and assembles the report (every workload's figures,
-// the counters of every port under perfquery's names, PCIe TLPs per message); for a phold scenario it runs the
-// kernel benchmark. The CLI, the tests and language bindings call this; none of them composes models itself.
+// The scenario runner (docs/development.md, docs/user-guide.md): a scenario in, a report out. The composition root
+// above every model: for a fabric scenario it loads the topology, runs the subnet manager, builds the cluster of hosts
+// with their HCAs, runs the workloads as host programs, checks the invariants and assembles the report (every
+// workload's figures, the counters of every port under perfquery's names, PCIe TLPs per message); for a phold scenario
+// it runs the kernel benchmark. The CLI, the tests and language bindings call this; none of them composes models
+// itself.
 #pragma once
 
 #include <cstdint>

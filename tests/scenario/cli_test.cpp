@@ -207,6 +207,13 @@ TEST_CASE("cli: validate checks without running, params lists parameters", "[cli
   const auto bad = run_cli({"validate", default_scenario, "--set", "/workload/lookahead_ns=0"});
   CHECK(bad.exit_code == 2);
   CHECK_THAT(bad.err, Catch::Contains("/workload/lookahead_ns"));
+  CHECK(bad.out.empty());
+  // A fabric scenario is checked against its topology (a host it names must exist) before anything is printed.
+  const auto no_host = run_cli({"validate", testing::source_path("scenarios/default.json"), "--set",
+                                "/workloads/0/server=h99"});
+  CHECK(no_host.exit_code == 2);
+  CHECK_THAT(no_host.err, Catch::Contains("/workloads/0/server"));
+  CHECK(no_host.out.empty());
   const auto params = run_cli({"params", "phold"});
   CHECK(params.exit_code == 0);
   for (const char* key : {"lp_count", "lookahead_ns", "mean_extra_delay_ns", "remote_fraction", "program_compute_ns"})
