@@ -18,19 +18,19 @@ namespace {
 
 class Allreduce : public Workload {
 public:
-  Allreduce(sim::JsonObjectReader& r, const std::string& file, const std::string& pointer, const std::string& type) {
-    file_ = file;
-    pointer_ = pointer;
-    type_ = type;
-    ring_ = type == "ring_allreduce";
-    name_ = r.optional_string("name").value_or(type);
-    hosts_ = read_hosts(r, hosts_pointer_);
-    size_ = static_cast<std::uint32_t>(r.optional_uint("size_bytes", 1, 1u << 30).value_or(1u << 20));
-    iterations_ = static_cast<std::uint32_t>(r.optional_uint("iterations", 1, 1'000'000).value_or(10));
-    reduce_ns_per_byte_ = r.optional_double("reduce_ns_per_byte", 0, 1000).value_or(0);
-    mtu_ = read_mtu(r);
-    start_ = read_start(r);
-    r.finish();
+  explicit Allreduce(OptionReader& o) {
+    file_ = o.file();
+    pointer_ = o.pointer();
+    type_ = o.type().name;
+    ring_ = o.type().column == 0; // collective_types lists the ring first
+    name_ = o.text("name");
+    hosts_ = o.hosts("hosts", hosts_pointer_);
+    size_ = static_cast<std::uint32_t>(o.integer("size_bytes"));
+    iterations_ = static_cast<std::uint32_t>(o.integer("iterations"));
+    reduce_ns_per_byte_ = o.number("reduce_ns_per_byte");
+    mtu_ = read_mtu(o);
+    start_ = o.duration("start_us");
+    o.json().finish();
   }
 
   nlohmann::ordered_json config() const override {
@@ -223,11 +223,43 @@ private:
   std::size_t finished_ = 0;
 };
 
+/// The allreduces' options, in the order Allreduce reads them; both take each the same way.
+const OptionTable& collective_options() {
+  static const OptionTable table{{
+      name_option(),
+      {"hosts", OptionKind::hosts, "hosts", 2, 1'000'000, uses(no_default()),
+       "the hosts taking part, in ring order; default every host of the topology in node order (recursive "
+       "doubling: a power of two of them)"},
+      {"size_bytes", OptionKind::integer, "bytes", 1, 1 << 30, uses(with_default(1 << 20)),
+       "the vector reduced; the ring's has at least one byte per host"},
+      {"iterations", OptionKind::integer, "count", 1, 1'000'000, uses(with_default(10)),
+       "allreduces run one after another"},
+      {"reduce_ns_per_byte", OptionKind::number, "ns/byte", 0, 1000, uses(with_default(0)),
+       "CPU time to reduce each received byte into the vector"},
+      mtu_option(),
+      start_option(),
+  }};
+  return table;
+}
+
+std::unique_ptr<Workload> make_collective(OptionReader& options, std::uint64_t) {
+  return std::make_unique<Allreduce>(options);
+}
+
+constexpr WorkloadType collective_types[] = {
+    {"ring_allreduce",
+     "ring allreduce: a reduce-scatter then an allgather around the ring, 2(N-1) steps of size/N bytes, each an "
+     "RDMA WRITE with immediate",
+     &collective_options, 0, &make_collective},
+    {"recursive_doubling_allreduce",
+     "recursive-doubling allreduce: log2(N) steps, each exchanging the whole vector with the host 2^k away",
+     &collective_options, 1, &make_collective},
+};
+
 } // namespace
 
-std::unique_ptr<Workload> make_collective(sim::JsonObjectReader& reader, const std::string& file,
-                                          const std::string& pointer, const std::string& type) {
-  return std::make_unique<Allreduce>(reader, file, pointer, type);
+std::span<const WorkloadType> collective_workloads() {
+  return collective_types;
 }
 
 } // namespace ib::host

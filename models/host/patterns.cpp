@@ -30,17 +30,18 @@ struct FlowStats {
 
 class Pattern : public Workload {
 public:
-  Pattern(sim::JsonObjectReader& r, const std::string& file, const std::string& pointer, const std::string& type,
-          std::uint64_t seed)
-      : seed_(seed) {
+  Pattern(OptionReader& o, std::uint64_t seed) : seed_(seed) {
+    sim::JsonObjectReader& r = o.json();
+    const std::string& file = o.file();
     file_ = file;
-    pointer_ = pointer;
-    type_ = type;
-    name_ = r.optional_string("name").value_or(type);
-    hosts_ = read_hosts(r, hosts_pointer_);
-    verb_ = r.optional_enum("verb", {"write", "send"}).value_or("write");
-    const auto size = r.optional_uint("size_bytes", 1, 1u << 30);
-    if (auto dist = r.optional_object("size_distribution")) {
+    pointer_ = o.pointer();
+    type_ = o.type().name;
+    const std::string& type = type_;
+    name_ = o.text("name");
+    hosts_ = o.hosts("hosts", hosts_pointer_);
+    verb_ = o.choice("verb");
+    const auto size = o.integer_if_set("size_bytes");
+    if (auto dist = o.object("size_distribution")) {
       if (size)
         throw sim::InputError(file, r.pointer_to("size_distribution"), "size_bytes or size_distribution, not both",
                               "both");
@@ -63,25 +64,24 @@ public:
       }
       dist->finish();
     } else {
-      sizes_ = {static_cast<std::uint32_t>(size.value_or(65536))};
+      sizes_ = {static_cast<std::uint32_t>(o.integer("size_bytes"))};
       weights_ = {1};
     }
-    messages_ = static_cast<std::uint32_t>(
-        r.optional_uint("messages", 1, 100'000'000).value_or(type == "all_to_all" ? 1 : 100));
-    tx_depth_ = static_cast<std::uint32_t>(r.optional_uint("tx_depth", 1, 4096).value_or(4));
-    mtu_ = read_mtu(r);
-    start_ = read_start(r);
+    messages_ = static_cast<std::uint32_t>(o.integer("messages"));
+    tx_depth_ = static_cast<std::uint32_t>(o.integer("tx_depth"));
+    mtu_ = read_mtu(o);
+    start_ = o.duration("start_us");
     if (type == "incast") {
-      receiver_ = r.required_string("receiver");
+      receiver_ = o.text("receiver");
       receiver_pointer_ = r.pointer_to("receiver");
     }
     if (type == "hot_spot") {
-      receiver_ = r.required_string("hot_host");
+      receiver_ = o.text("hot_host");
       receiver_pointer_ = r.pointer_to("hot_host");
-      hot_fraction_ = r.required_double("hot_fraction", 0, 1);
+      hot_fraction_ = o.number("hot_fraction");
     }
     if (type == "uniform_random")
-      offered_load_ = r.required_double("offered_load", 1e-6, 1);
+      offered_load_ = o.number("offered_load");
     r.finish();
   }
 
@@ -405,11 +405,66 @@ private:
   std::size_t hosts_finished_ = 0;
 };
 
+constexpr std::string_view verbs_choices[] = {"write", "send"};
+
+/// The patterns' options, in the order Pattern reads them. Uses come one for all patterns or one per pattern in
+/// the order of pattern_types: all_to_all, permutation, incast, hot_spot, uniform_random.
+const OptionTable& pattern_options() {
+  static const OptionTable table{{
+      name_option(),
+      {"hosts", OptionKind::hosts, "hosts", 2, 1'000'000, uses(no_default()),
+       "the hosts taking part, in order; default every host of the topology in node order (incast's receiver and "
+       "hot_spot's hot_host are added when not in it)"},
+      {"verb", OptionKind::choice, "text", 0, 0, uses(with_default("write")),
+       "RDMA WRITE or SEND (receivers pre-post their RECVs)", verbs_choices},
+      {"size_bytes", OptionKind::integer, "bytes", 1, 1 << 30, uses(with_default(65536)),
+       "every message's size; not with size_distribution"},
+      {"size_distribution", OptionKind::size_distribution, "bytes", 0, 0, uses(no_default()),
+       "message sizes drawn from a discrete distribution: values_bytes and as many weights; not with size_bytes"},
+      {"messages", OptionKind::integer, "count", 1, 100'000'000,
+       uses(with_default(1), with_default(100), with_default(100), with_default(100), with_default(100)),
+       "messages per sending host (all_to_all: to each peer)"},
+      {"tx_depth", OptionKind::integer, "count", 1, 4096, uses(with_default(4)),
+       "messages a host keeps outstanding, posted in its plan's order"},
+      mtu_option(),
+      start_option(),
+      {"receiver", OptionKind::host, "host", 0, 0, uses(not_taken(), not_taken(), required(), not_taken(), not_taken()),
+       "the host every other host sends to"},
+      {"hot_host", OptionKind::host, "host", 0, 0, uses(not_taken(), not_taken(), not_taken(), required(), not_taken()),
+       "the hot host"},
+      {"hot_fraction", OptionKind::number, "fraction", 0, 1,
+       uses(not_taken(), not_taken(), not_taken(), required(), not_taken()),
+       "share of each other host's messages sent to hot_host"},
+      {"offered_load", OptionKind::number, "fraction", 1e-6, 1,
+       uses(not_taken(), not_taken(), not_taken(), not_taken(), required()),
+       "each host's offered load as a fraction of its line rate (Poisson arrivals)"},
+  }};
+  return table;
+}
+
+std::unique_ptr<Workload> make_pattern(OptionReader& options, std::uint64_t seed) {
+  return std::make_unique<Pattern>(options, seed);
+}
+
+constexpr WorkloadType pattern_types[] = {
+    {"all_to_all",
+     "traffic pattern: every host sends to every other, shift-ordered (in phase k host i sends to host i + k)",
+     &pattern_options, 0, &make_pattern},
+    {"permutation", "traffic pattern: every host sends to one partner, a random derangement drawn from the seed",
+     &pattern_options, 1, &make_pattern},
+    {"incast", "traffic pattern: every host but the receiver sends to the receiver", &pattern_options, 2,
+     &make_pattern},
+    {"hot_spot", "traffic pattern: every host sends, hot_fraction of its messages to hot_host and the rest uniformly",
+     &pattern_options, 3, &make_pattern},
+    {"uniform_random",
+     "traffic pattern: every host sends to uniformly random others at offered_load of its line rate (Poisson)",
+     &pattern_options, 4, &make_pattern},
+};
+
 } // namespace
 
-std::unique_ptr<Workload> make_pattern(sim::JsonObjectReader& reader, const std::string& file,
-                                       const std::string& pointer, const std::string& type, std::uint64_t seed) {
-  return std::make_unique<Pattern>(reader, file, pointer, type, seed);
+std::span<const WorkloadType> pattern_workloads() {
+  return pattern_types;
 }
 
 } // namespace ib::host

@@ -26,23 +26,23 @@ struct BwFigures {
 
 class Perftest : public Workload {
 public:
-  Perftest(sim::JsonObjectReader& r, const std::string& file, const std::string& pointer, const std::string& type) {
+  explicit Perftest(OptionReader& o) {
+    sim::JsonObjectReader& r = o.json();
+    const std::string& file = o.file();
+    const std::string& pointer = o.pointer();
     file_ = file;
     pointer_ = pointer;
-    type_ = type;
-    static const std::map<std::string, Test> tests = {
-        {"ib_write_lat", Test::write_lat},   {"ib_read_lat", Test::read_lat}, {"ib_send_lat", Test::send_lat},
-        {"ib_atomic_lat", Test::atomic_lat}, {"ib_write_bw", Test::write_bw}, {"ib_read_bw", Test::read_bw},
-        {"ib_send_bw", Test::send_bw}};
-    test_ = tests.at(type);
+    type_ = o.type().name;
+    test_ = static_cast<Test>(o.type().column); // the family's descriptors are in Test's order
+    const std::string& type = type_;
     const bool lat = is_latency(test_);
-    name_ = r.optional_string("name").value_or(type);
-    client_ = r.required_string("client");
-    server_ = r.required_string("server");
+    name_ = o.text("name");
+    client_ = o.text("client");
+    server_ = o.text("server");
     client_pointer_ = r.pointer_to("client");
     server_pointer_ = r.pointer_to("server");
-    const bool all = r.optional_bool("all_sizes").value_or(false);
-    const auto size = r.optional_uint("size_bytes", test_ == Test::atomic_lat ? 8 : 1, 1u << 30);
+    const bool all = o.flag("all_sizes");
+    const auto size = o.integer_if_set("size_bytes");
     if (all && size)
       throw sim::InputError(file, r.pointer_to("size_bytes"), "size_bytes or all_sizes, not both", "both");
     if (test_ == Test::atomic_lat) {
@@ -50,26 +50,25 @@ public:
         throw sim::InputError(file, r.pointer_to("size_bytes"), "8 (atomics are 8 bytes)", std::to_string(*size));
       sizes_ = {8};
     } else if (all) {
-      const std::uint64_t max = r.optional_uint("all_sizes_max_bytes", 2, 1u << 23).value_or(1u << 23);
+      const std::uint64_t max = o.integer("all_sizes_max_bytes");
       for (std::uint64_t s = 2; s <= max; s *= 2)
         sizes_.push_back(static_cast<std::uint32_t>(s));
     } else {
-      sizes_ = {static_cast<std::uint32_t>(size.value_or(lat ? 2 : 65536))};
+      sizes_ = {static_cast<std::uint32_t>(o.integer("size_bytes"))};
     }
-    iterations_ = static_cast<std::uint32_t>(r.optional_uint("iterations", 1, 100'000'000).value_or(lat ? 1000 : 5000));
-    tx_depth_ = static_cast<std::uint32_t>(r.optional_uint("tx_depth", 1, 16384).value_or(lat ? 1 : 128));
-    qps_ = static_cast<std::uint32_t>(r.optional_uint("qps", 1, 4096).value_or(1));
+    iterations_ = static_cast<std::uint32_t>(o.integer("iterations"));
+    tx_depth_ = static_cast<std::uint32_t>(o.integer("tx_depth"));
+    qps_ = static_cast<std::uint32_t>(o.integer("qps"));
     const bool inlinable =
         test_ == Test::write_lat || test_ == Test::send_lat || test_ == Test::write_bw || test_ == Test::send_bw;
     inline_pointer_ = r.pointer_to("inline_size_bytes");
     inline_explicit_ = r.has("inline_size_bytes");
-    inline_size_ =
-        static_cast<std::uint32_t>(r.optional_uint("inline_size_bytes", 0, 4096).value_or(inlinable && lat ? 220 : 0));
+    inline_size_ = static_cast<std::uint32_t>(o.integer("inline_size_bytes"));
     if (!inlinable && inline_size_ > 0)
       throw sim::InputError(file, r.pointer_to("inline_size_bytes"), "0: " + type + " has nothing to inline",
                             std::to_string(inline_size_));
-    post_list_ = static_cast<std::uint32_t>(r.optional_uint("post_list", 1, 1024).value_or(1));
-    cq_mod_ = static_cast<std::uint32_t>(r.optional_uint("cq_mod", 1, 16384).value_or(lat ? 1 : 100));
+    post_list_ = static_cast<std::uint32_t>(o.integer("post_list"));
+    cq_mod_ = static_cast<std::uint32_t>(o.integer("cq_mod"));
     if (!lat) {
       cq_mod_ = std::min(cq_mod_, tx_depth_);
       if (post_list_ > tx_depth_)
@@ -79,9 +78,9 @@ public:
       throw sim::InputError(file, pointer, "post_list, cq_mod, tx_depth and qps of 1 for a latency test",
                             "a larger value");
     }
-    mtu_ = read_mtu(r);
+    mtu_ = read_mtu(o);
     // perftest's -c: UD for the SEND tests, UC for the WRITE and SEND tests (IBA: UC has no READ or atomics).
-    const std::string connection = r.optional_enum("connection", {"RC", "UC", "UD"}).value_or("RC");
+    const std::string connection = o.choice("connection");
     connection_ = connection == "UD" ? verbs::QpType::ud : connection == "UC" ? verbs::QpType::uc : verbs::QpType::rc;
     const bool sends = test_ == Test::send_lat || test_ == Test::send_bw;
     const bool writes = test_ == Test::write_lat || test_ == Test::write_bw;
@@ -97,12 +96,12 @@ public:
           throw sim::InputError(file, r.pointer_to(all ? "all_sizes_max_bytes" : "size_bytes"),
                                 "at most the MTU (" + std::to_string(mtu_) + " B): a UD message is one packet",
                                 std::to_string(size));
-    blueflame_ = r.optional_bool("blueflame").value_or(true);
-    bidirectional_ = r.optional_bool("bidirectional").value_or(false);
+    blueflame_ = o.flag("blueflame");
+    bidirectional_ = o.flag("bidirectional");
     if (bidirectional_ && lat)
       throw sim::InputError(file, r.pointer_to("bidirectional"), "false for a latency test", "true");
-    atomic_ = r.optional_enum("atomic", {"fetch_and_add", "cmp_and_swap"}).value_or("fetch_and_add");
-    start_ = read_start(r);
+    atomic_ = o.choice("atomic");
+    start_ = o.duration("start_us");
     r.finish();
     latency_.resize(sizes_.size());
     bandwidth_.resize(sizes_.size());
@@ -506,11 +505,95 @@ private:
   std::vector<BwFigures> bandwidth_;
 };
 
+constexpr std::string_view connections[] = {"RC", "UC", "UD"};
+constexpr std::string_view atomics[] = {"fetch_and_add", "cmp_and_swap"};
+
+/// perftest's options, in the order Perftest reads them. Uses come one for all tests or one per test in Test's
+/// order: write_lat, read_lat, send_lat, atomic_lat, write_bw, read_bw, send_bw.
+const OptionTable& perftest_options() {
+  // Latency and bandwidth tests differ in defaults as perftest's own do.
+  const auto lat_bw = [](nlohmann::json lat, nlohmann::json bw) {
+    const OptionUse l = with_default(std::move(lat)), b = with_default(std::move(bw));
+    return uses(l, l, l, l, b, b, b);
+  };
+
+  static const OptionTable table{{
+      name_option(),
+      {"client", OptionKind::host, "host", 0, 0, uses(required()),
+       "the host that runs the client side (perftest's command with a server name)"},
+      {"server", OptionKind::host, "host", 0, 0, uses(required()),
+       "the host that runs the server side; not the client"},
+      {"all_sizes", OptionKind::flag, "bool", 0, 0, uses(with_default(false)),
+       "perftest -a: every power of two from 2 bytes to all_sizes_max_bytes; not with size_bytes"},
+      {"size_bytes", OptionKind::integer, "bytes", 1, 1 << 30,
+       uses(with_default(2), with_default(2), with_default(2), with_default(8, 8), with_default(65536),
+            with_default(65536), with_default(65536)),
+       "message size (perftest -s); not with all_sizes true; an atomic's is 8"},
+      {"all_sizes_max_bytes", OptionKind::integer, "bytes", 2, 1 << 23,
+       uses(with_default(1 << 23), with_default(1 << 23), with_default(1 << 23), not_taken(), with_default(1 << 23),
+            with_default(1 << 23), with_default(1 << 23)),
+       "largest size with all_sizes; only with all_sizes true"},
+      {"iterations", OptionKind::integer, "count", 1, 100'000'000, lat_bw(1000, 5000),
+       "perftest -n: per size (and per QP of a bandwidth test)"},
+      {"tx_depth", OptionKind::integer, "count", 1, 16384, lat_bw(1, 128),
+       "perftest -t: work requests outstanding per QP; 1 for a latency test"},
+      {"qps", OptionKind::integer, "count", 1, 4096, uses(with_default(1)),
+       "perftest -q: QPs between the two hosts; 1 for a latency test"},
+      {"inline_size_bytes", OptionKind::integer, "bytes", 0, 4096,
+       uses(with_default(220), with_default(0), with_default(220), with_default(0), with_default(0), with_default(0),
+            with_default(0)),
+       "perftest -I: messages up to this size are sent inline, at most the HCAs' max_inline_data_bytes (a default is "
+       "capped to it); 0 for READ and atomic tests"},
+      {"post_list", OptionKind::integer, "count", 1, 1024, uses(with_default(1)),
+       "perftest -l: work requests per ibv_post_send, at most tx_depth; 1 for a latency test"},
+      {"cq_mod", OptionKind::integer, "count", 1, 16384, lat_bw(1, 100),
+       "perftest -Q: a signaled completion every cq_mod work requests, capped at tx_depth; 1 for a latency test"},
+      mtu_option(),
+      {"connection", OptionKind::choice, "text", 0, 0, uses(with_default("RC")),
+       "transport (perftest -c): UD for the SEND tests (size at most mtu_bytes), UC for the WRITE and SEND tests",
+       connections},
+      {"blueflame", OptionKind::flag, "bool", 0, 0, uses(with_default(true)),
+       "the driver copies a lone WQE of up to the HCA's blueflame_buffer_bytes by write-combining MMIO instead of "
+       "ringing the doorbell (false: MLX5_SHUT_UP_BF=1)"},
+      {"bidirectional", OptionKind::flag, "bool", 0, 0, uses(with_default(false)),
+       "perftest -b: both hosts send, figures summed over both directions; false for a latency test"},
+      // Read for every test, as it always was: only ib_atomic_lat uses it.
+      {"atomic", OptionKind::choice, "text", 0, 0, uses(with_default("fetch_and_add")),
+       "perftest -A: the atomic verb of ib_atomic_lat (other tests ignore it)", atomics},
+      start_option(),
+  }};
+  return table;
+}
+
+std::unique_ptr<Workload> make_perftest(OptionReader& options, std::uint64_t) {
+  return std::make_unique<Perftest>(options);
+}
+
+// In Test's order: the column of each is its Test.
+constexpr WorkloadType perftest_types[] = {
+    {"ib_write_lat", "perftest ib_write_lat (latency test): RDMA WRITE ping-pong; t_* are half the round trip",
+     &perftest_options, 0, &make_perftest},
+    {"ib_read_lat", "perftest ib_read_lat (latency test): one RDMA READ at a time; t_* are the whole round trip",
+     &perftest_options, 1, &make_perftest},
+    {"ib_send_lat", "perftest ib_send_lat (latency test): SEND ping-pong; t_* are half the round trip",
+     &perftest_options, 2, &make_perftest},
+    {"ib_atomic_lat",
+     "perftest ib_atomic_lat (latency test): one 8-byte atomic at a time; t_* are the whole round trip",
+     &perftest_options, 3, &make_perftest},
+    {"ib_write_bw", "perftest ib_write_bw (bandwidth test): RDMA WRITEs streamed from client to server",
+     &perftest_options, 4, &make_perftest},
+    {"ib_read_bw", "perftest ib_read_bw (bandwidth test): RDMA READs by the client from the server", &perftest_options,
+     5, &make_perftest},
+    {"ib_send_bw",
+     "perftest ib_send_bw (bandwidth test): SENDs streamed from client to server (the server keeps its receive "
+     "queue full)",
+     &perftest_options, 6, &make_perftest},
+};
+
 } // namespace
 
-std::unique_ptr<Workload> make_perftest(sim::JsonObjectReader& reader, const std::string& file,
-                                        const std::string& pointer, const std::string& type) {
-  return std::make_unique<Perftest>(reader, file, pointer, type);
+std::span<const WorkloadType> perftest_workloads() {
+  return perftest_types;
 }
 
 } // namespace ib::host

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "models/host/workloads_impl.h"
+#include "sim/params.h"
 
 namespace ib::host {
 
@@ -39,27 +40,283 @@ std::pair<std::uint16_t, std::uint32_t> Rendezvous::lookup(const std::string& pe
   return it->second;
 }
 
+namespace {
+
+/// A string as JSON writes it, as the reader's errors show it.
+std::string quoted(std::string_view s) {
+  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+/// "one of \"a\", \"b\"", as JsonObjectReader's enum readers expect.
+std::string one_of(std::span<const std::string_view> choices) {
+  std::string text = "one of ";
+  for (std::size_t i = 0; i < choices.size(); ++i)
+    text += (i == 0 ? "" : ", ") + quoted(choices[i]);
+  return text;
+}
+
+/// JsonObjectReader::optional_enum and required_enum, errors included, for choices known only at run time.
+std::optional<std::string> read_enum(sim::JsonObjectReader& json, std::string_view key,
+                                     std::span<const std::string_view> choices, bool required) {
+  if (!json.has(key)) {
+    json.skip(key); // asked about, as the reader's own lookups record it
+    if (required)
+      throw sim::InputError(json.file(), json.pointer_to(key), one_of(choices) + " (required key " + quoted(key) + ")",
+                            "nothing");
+    return std::nullopt;
+  }
+  json.skip(key);
+  const nlohmann::json& v = json.value().at(std::string(key));
+  if (v.is_string() && std::find(choices.begin(), choices.end(), v.get_ref<const std::string&>()) != choices.end())
+    return v.get<std::string>();
+  throw sim::InputError(json.file(), json.pointer_to(key), one_of(choices), sim::describe_json_value(v));
+}
+
+std::string show_default(const WorkloadOption& option, const OptionUse& use, const WorkloadType& type) {
+  switch (use.kind) {
+  case OptionUse::Kind::value:
+    if (option.kind == OptionKind::duration)
+      return sim::format_duration(sim::param_detail::duration_bound(use.value.get<double>(), option.key), option.key);
+    return use.value.is_string() ? use.value.get<std::string>() : use.value.dump();
+  case OptionUse::Kind::type_name:
+    return std::string(type.name);
+  case OptionUse::Kind::required:
+    return "required";
+  default:
+    return "-";
+  }
+}
+
+std::string show_range(const WorkloadOption& option, const OptionUse& use) {
+  using namespace sim::param_detail;
+  const double min = std::isnan(use.min) ? option.min : use.min;
+  switch (option.kind) {
+  case OptionKind::integer: {
+    const auto [lo, hi] = integer_bounds<std::uint64_t>(min, option.max);
+    return bounds_text<std::uint64_t>(lo, hi, 0, std::numeric_limits<std::uint64_t>::max(),
+                                      show_integer<std::uint64_t>);
+  }
+  case OptionKind::number:
+    return bounds_text<double>(min, option.max, std::numeric_limits<double>::lowest(),
+                               std::numeric_limits<double>::max(), show_number);
+  case OptionKind::duration:
+    return "[" + sim::format_duration(duration_bound(min, option.key), option.key) + ", " +
+           sim::format_duration(duration_bound(option.max, option.key), option.key) + "]";
+  case OptionKind::flag:
+    return "true or false";
+  case OptionKind::choice: {
+    std::string text;
+    for (std::size_t i = 0; i < option.choices.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == option.choices.size() ? " or " : ", ") + std::string(option.choices[i]);
+    return text;
+  }
+  case OptionKind::hosts:
+    return show_integer<std::uint64_t>(static_cast<std::uint64_t>(min)) + " to " +
+           show_integer<std::uint64_t>(static_cast<std::uint64_t>(option.max)) + " hosts";
+  case OptionKind::host:
+    return "a host of the topology";
+  case OptionKind::size_distribution:
+    return "values_bytes and weights";
+  default:
+    return "non-empty";
+  }
+}
+
+/// Rows of cells as aligned columns, each line indented by two spaces.
+std::string columns(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows)
+    for (std::size_t c = 0; c + 1 < row.size(); ++c)
+      widths[c] = std::max(widths[c], row[c].size());
+  std::string text;
+  for (const auto& row : rows) {
+    text += "  ";
+    for (std::size_t c = 0; c + 1 < row.size(); ++c)
+      text += row[c] + std::string(widths[c] - row[c].size() + 2, ' ');
+    text += row.back() + "\n";
+  }
+  return text;
+}
+
+} // namespace
+
+OptionUse option_use(const WorkloadOption& option, const WorkloadType& type) {
+  if (option.uses.size() == 1)
+    return option.uses.front();
+  if (type.column >= option.uses.size())
+    throw std::logic_error("workload option " + std::string(option.key) + " has no use for " + std::string(type.name));
+  return option.uses[type.column];
+}
+
+std::span<const WorkloadType> workload_registry() {
+  // The one list of families; each family's array lists its types beside their code. No self-registration:
+  // these are static libraries, whose linker drops objects nothing refers to.
+  static const std::vector<WorkloadType> all = [] {
+    std::vector<WorkloadType> types;
+    for (const auto family : {perftest_workloads(), pattern_workloads(), collective_workloads()})
+      types.insert(types.end(), family.begin(), family.end());
+    return types;
+  }();
+  return all;
+}
+
+const WorkloadType* find_workload_type(std::string_view name) {
+  for (const WorkloadType& type : workload_registry())
+    if (type.name == name)
+      return &type;
+  return nullptr;
+}
+
 std::vector<std::string> workload_types() {
-  return {"ib_write_lat",   "ib_read_lat",
-          "ib_send_lat",    "ib_atomic_lat",
-          "ib_write_bw",    "ib_read_bw",
-          "ib_send_bw",     "all_to_all",
-          "permutation",    "incast",
-          "hot_spot",       "uniform_random",
-          "ring_allreduce", "recursive_doubling_allreduce"};
+  std::vector<std::string> names;
+  for (const WorkloadType& type : workload_registry())
+    names.emplace_back(type.name);
+  return names;
+}
+
+std::string describe_workload_types() {
+  std::vector<std::vector<std::string>> rows;
+  for (const WorkloadType& type : workload_registry())
+    rows.push_back({std::string(type.name), std::string(type.description)});
+  return "workload types (ibnetsim params workload TYPE lists a type's options):\n" + columns(rows);
+}
+
+std::string describe_workload_options(const WorkloadType& type) {
+  std::vector<std::vector<std::string>> rows = {{"key", "unit", "default", "range", "meaning"}};
+  for (const WorkloadOption& option : type.options().options) {
+    const OptionUse use = option_use(option, type);
+    if (use.kind != OptionUse::Kind::absent)
+      rows.push_back({std::string(option.key), std::string(option.unit), show_default(option, use, type),
+                      show_range(option, use), std::string(option.meaning)});
+  }
+  return "options of workload " + std::string(type.name) + ": " + std::string(type.description) + "\n" + columns(rows);
 }
 
 std::unique_ptr<Workload> read_workload(sim::JsonObjectReader& reader, const std::string& file,
                                         const std::string& pointer, std::uint64_t seed) {
-  const std::string type =
-      reader.required_enum("type", {"ib_write_lat", "ib_read_lat", "ib_send_lat", "ib_atomic_lat", "ib_write_bw",
-                                    "ib_read_bw", "ib_send_bw", "all_to_all", "permutation", "incast", "hot_spot",
-                                    "uniform_random", "ring_allreduce", "recursive_doubling_allreduce"});
-  if (type.rfind("ib_", 0) == 0)
-    return make_perftest(reader, file, pointer, type);
-  if (type.find("allreduce") != std::string::npos)
-    return make_collective(reader, file, pointer, type);
-  return make_pattern(reader, file, pointer, type, seed);
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> v;
+    for (const WorkloadType& type : workload_registry())
+      v.push_back(type.name);
+    return v;
+  }();
+  const WorkloadType& type = *find_workload_type(*read_enum(reader, "type", names, true));
+  OptionReader options(reader, file, pointer, type);
+  return type.make(options, seed);
+}
+
+std::pair<const WorkloadOption*, OptionUse> OptionReader::row(std::string_view key, OptionKind kind) const {
+  for (const WorkloadOption& option : type_.options().options) {
+    if (option.key != key)
+      continue;
+    const OptionUse use = option_use(option, type_);
+    // A host is text to read; its kind tells listings and checks what the text names.
+    const bool text = kind == OptionKind::text && option.kind == OptionKind::host;
+    if ((option.kind != kind && !text) || use.kind == OptionUse::Kind::absent)
+      break;
+    return {&option, use};
+  }
+  throw std::logic_error(std::string(type_.name) + " reads option " + std::string(key) + ", not in its table as such");
+}
+
+std::optional<std::uint64_t> OptionReader::integer_if_set(std::string_view key) {
+  const auto [option, use] = row(key, OptionKind::integer);
+  const auto [lo, hi] =
+      sim::param_detail::integer_bounds<std::uint64_t>(std::isnan(use.min) ? option->min : use.min, option->max);
+  if (use.kind == OptionUse::Kind::required)
+    return json_.required_uint(key, lo, hi);
+  return json_.optional_uint(key, lo, hi);
+}
+
+std::uint64_t OptionReader::integer(std::string_view key) {
+  if (const auto v = integer_if_set(key))
+    return *v;
+  return row(key, OptionKind::integer).second.value.get<std::uint64_t>();
+}
+
+double OptionReader::number(std::string_view key) {
+  const auto [option, use] = row(key, OptionKind::number);
+  if (use.kind == OptionUse::Kind::required)
+    return json_.required_double(key, option->min, option->max);
+  return json_.optional_double(key, option->min, option->max).value_or(use.value.get<double>());
+}
+
+bool OptionReader::flag(std::string_view key) {
+  const auto [option, use] = row(key, OptionKind::flag);
+  return json_.optional_bool(key).value_or(use.value.get<bool>());
+}
+
+std::string OptionReader::text(std::string_view key) {
+  const auto [option, use] = row(key, OptionKind::text);
+  if (use.kind == OptionUse::Kind::required)
+    return json_.required_string(key);
+  const std::optional<std::string> v = json_.optional_string(key);
+  return v ? *v : use.kind == OptionUse::Kind::type_name ? std::string(type_.name) : use.value.get<std::string>();
+}
+
+std::string OptionReader::choice(std::string_view key) {
+  const auto [option, use] = row(key, OptionKind::choice);
+  const std::optional<std::string> v = read_enum(json_, key, option->choices, use.kind == OptionUse::Kind::required);
+  return v ? *v : use.value.get<std::string>();
+}
+
+sim::Time OptionReader::duration(std::string_view key) {
+  const auto [option, use] = row(key, OptionKind::duration);
+  const sim::Time lo = sim::param_detail::duration_bound(option->min, key);
+  const sim::Time hi = sim::param_detail::duration_bound(option->max, key);
+  return json_.optional_duration(key, lo, hi).value_or(sim::param_detail::duration_bound(use.value.get<double>(), key));
+}
+
+std::vector<std::string> OptionReader::hosts(std::string_view key, std::string& pointer) {
+  const auto [option, use] = row(key, OptionKind::hosts);
+  std::vector<std::string> hosts;
+  pointer.clear();
+  if (const nlohmann::json* list =
+          json_.optional_array(key, static_cast<std::size_t>(option->min), static_cast<std::size_t>(option->max))) {
+    pointer = json_.pointer_to(key);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!(*list)[i].is_string())
+        throw sim::InputError(json_.file(), sim::json_pointer_append(pointer, i), "a host name",
+                              sim::describe_json_value((*list)[i]));
+      hosts.push_back((*list)[i].get<std::string>());
+    }
+  }
+  return hosts;
+}
+
+std::optional<sim::JsonObjectReader> OptionReader::object(std::string_view key) {
+  row(key, OptionKind::size_distribution);
+  return json_.optional_object(key);
+}
+
+WorkloadOption name_option() {
+  return WorkloadOption{"name",
+                        OptionKind::text,
+                        "text",
+                        0,
+                        0,
+                        uses(named_by_type()),
+                        "the workload's name in the report; unique in the scenario"};
+}
+
+WorkloadOption mtu_option() {
+  return WorkloadOption{"mtu_bytes",
+                        OptionKind::integer,
+                        "bytes",
+                        256,
+                        4096,
+                        uses(with_default(4096)),
+                        "the QPs' path MTU (perftest -m): 256, 512, 1024, 2048 or 4096"};
+}
+
+WorkloadOption start_option() {
+  return WorkloadOption{"start_us",
+                        OptionKind::duration,
+                        "us",
+                        0,
+                        86'400'000'000.0,
+                        uses(with_default(0)),
+                        "simulated time at which the workload starts, whole picoseconds"};
 }
 
 void check_host(Cluster& cluster, const std::string& name, const std::string& file, const std::string& pointer) {
@@ -70,32 +327,12 @@ void check_host(Cluster& cluster, const std::string& name, const std::string& fi
   }
 }
 
-std::vector<std::string> read_hosts(sim::JsonObjectReader& reader, std::string& pointer) {
-  std::vector<std::string> hosts;
-  pointer.clear();
-  if (const nlohmann::json* list = reader.optional_array("hosts", 2, 1'000'000)) {
-    pointer = reader.pointer_to("hosts");
-    for (std::size_t i = 0; i < list->size(); ++i) {
-      if (!(*list)[i].is_string())
-        throw sim::InputError(reader.file(), sim::json_pointer_append(pointer, i), "a host name",
-                              sim::describe_json_value((*list)[i]));
-      hosts.push_back((*list)[i].get<std::string>());
-    }
-  }
-  return hosts;
-}
-
-std::uint32_t read_mtu(sim::JsonObjectReader& reader) {
-  const auto mtu = static_cast<std::uint32_t>(reader.optional_uint("mtu_bytes", 256, 4096).value_or(4096));
+std::uint32_t read_mtu(OptionReader& options) {
+  const auto mtu = static_cast<std::uint32_t>(options.integer("mtu_bytes"));
   if ((mtu & (mtu - 1)) != 0)
-    throw sim::InputError(reader.file(), reader.pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096",
+    throw sim::InputError(options.file(), options.json().pointer_to("mtu_bytes"), "256, 512, 1024, 2048 or 4096",
                           std::to_string(mtu));
   return mtu;
-}
-
-sim::Time read_start(sim::JsonObjectReader& reader) {
-  return reader.optional_duration("start_us", sim::Time::zero(), sim::Time::from_ms(86'400'000))
-      .value_or(sim::Time::zero());
 }
 
 void resolve_hosts(Cluster& cluster, std::vector<std::string>& hosts, const std::string& file,

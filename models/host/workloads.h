@@ -4,9 +4,12 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -57,8 +60,85 @@ protected:
   std::string name_, type_, file_, pointer_;
 };
 
+/// What an option's value is; decides how it is read and listed.
+enum class OptionKind : std::uint8_t {
+  integer,          ///< an unsigned integer in [min, max]
+  number,           ///< any JSON number in [min, max]
+  flag,             ///< true or false
+  text,             ///< a non-empty string
+  choice,           ///< one of `choices`
+  duration,         ///< in the unit of the key's suffix, [min, max] in that unit
+  host,             ///< a host's name (checked against the topology at spawn)
+  hosts,            ///< an array of [min, max] host names
+  size_distribution ///< an object of sizes and weights, read by the workload's own code
+};
+
+/// How one workload type takes an option.
+struct OptionUse {
+  enum class Kind : std::uint8_t {
+    value,     ///< optional, `value` when absent
+    none,      ///< optional, nothing when absent (the meaning says what that does)
+    type_name, ///< optional, the type's name when absent
+    required,
+    absent ///< the type has no such option (an unknown key)
+  };
+  Kind kind = Kind::value;
+  nlohmann::json value = nullptr; // the default of Kind::value
+  /// A lower bound tighter than the option's for this type (an atomic's size_bytes), or NaN.
+  double min = std::numeric_limits<double>::quiet_NaN();
+};
+
+/// One row of a family's option table: everything about an option but its per-type default.
+struct WorkloadOption {
+  /// JSON key carrying its unit: "size_bytes", "start_us".
+  std::string_view key;
+  OptionKind kind;
+  /// Printable unit: "bytes", "count", "us", "fraction", "bool", "text", "host".
+  std::string_view unit;
+  /// Inclusive range of an integer, number, duration (in the key's unit) or host list (its length).
+  double min = 0, max = 0;
+  /// Either one use for every type of the family or one per type, in the order of the family's descriptors.
+  std::vector<OptionUse> uses;
+  /// One line saying what the option is.
+  std::string_view meaning;
+  /// The values of a choice.
+  std::span<const std::string_view> choices = {};
+};
+
+/// The options of one family of workloads, in the order their workloads read them.
+struct OptionTable {
+  std::vector<WorkloadOption> options;
+};
+
+class OptionReader;
+
+/// A registered workload type: one per type, defined beside its code (perftest.cpp, patterns.cpp,
+/// collectives.cpp) in its family's array of descriptors; workload_registry() joins the families.
+struct WorkloadType {
+  std::string_view name;
+  /// One line for `ibnetsim params workload`.
+  std::string_view description;
+  /// The family's option table (a function: the table is built on first use, after static initialisation).
+  const OptionTable& (*options)();
+  /// This type's index in its family, which picks its entry of an option's per-type uses.
+  std::size_t column;
+  /// Reads the workload's options (through `options`) and makes it; InputError on bad options.
+  std::unique_ptr<Workload> (*make)(OptionReader& options, std::uint64_t seed);
+};
+
+/// How `type` takes `option` (its own entry of the option's uses, or the family's only one).
+OptionUse option_use(const WorkloadOption& option, const WorkloadType& type);
+
+/// Every registered workload type, in the order listings and the scenario schema's enum give them.
+std::span<const WorkloadType> workload_registry();
+/// The registered type named `name`, or nullptr.
+const WorkloadType* find_workload_type(std::string_view name);
 /// The workload types a scenario can name.
 std::vector<std::string> workload_types();
+/// `ibnetsim params workload`: each type with its description.
+std::string describe_workload_types();
+/// `ibnetsim params workload TYPE`: each option `type` takes, with unit, default, range and meaning.
+std::string describe_workload_options(const WorkloadType& type);
 /// Reads one entry of a scenario's "workloads" (InputError on unknown keys, wrong types, impossible values).
 std::unique_ptr<Workload> read_workload(sim::JsonObjectReader& reader, const std::string& file,
                                         const std::string& pointer, std::uint64_t seed);

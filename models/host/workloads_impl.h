@@ -1,8 +1,13 @@
-// Internal to the workloads: the factories of each family and the checks they share.
+// Internal to the workloads: each family's descriptors, the reader of options through their tables, the option
+// rows several families share and the checks they share.
 #pragma once
 
+#include <limits>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/host/workloads.h"
@@ -12,25 +17,92 @@
 
 namespace ib::host {
 
-std::unique_ptr<Workload> make_perftest(sim::JsonObjectReader& reader, const std::string& file,
-                                        const std::string& pointer, const std::string& type);
-std::unique_ptr<Workload> make_pattern(sim::JsonObjectReader& reader, const std::string& file,
-                                       const std::string& pointer, const std::string& type, std::uint64_t seed);
+// Each family's descriptors, defined in the file of its code; workload_registry() lists these three families.
+std::span<const WorkloadType> perftest_workloads();
+std::span<const WorkloadType> pattern_workloads();
+std::span<const WorkloadType> collective_workloads();
 
-std::unique_ptr<Workload> make_collective(sim::JsonObjectReader& reader, const std::string& file,
-                                          const std::string& pointer, const std::string& type);
+/// Reads one workload's options through its type's table: the table gives each key's range and default, the
+/// workload's code the order (errors name the keys in the order asked) and the rules between options. Reading a
+/// key its type does not take is a bug (std::logic_error).
+class OptionReader {
+public:
+  OptionReader(sim::JsonObjectReader& json, const std::string& file, const std::string& pointer,
+               const WorkloadType& type)
+      : json_(json), file_(file), pointer_(pointer), type_(type) {}
+
+  /// The workload's JSON object, for pointers, nested objects and finish().
+  sim::JsonObjectReader& json() { return json_; }
+  const std::string& file() const { return file_; }
+  const std::string& pointer() const { return pointer_; }
+  const WorkloadType& type() const { return type_; }
+
+  /// An integer option's value when present (range-checked), else nothing.
+  std::optional<std::uint64_t> integer_if_set(std::string_view key);
+  /// An integer option's value, or its default.
+  std::uint64_t integer(std::string_view key);
+  /// A number option's value, or its default; required options must be present.
+  double number(std::string_view key);
+  bool flag(std::string_view key);
+  /// A text or host option's value, or its default.
+  std::string text(std::string_view key);
+  std::string choice(std::string_view key);
+  sim::Time duration(std::string_view key);
+  /// A host list option: its names, or empty when absent (every host); `pointer` gets where the list is ("" if
+  /// absent).
+  std::vector<std::string> hosts(std::string_view key, std::string& pointer);
+  /// A size_distribution option's object when present.
+  std::optional<sim::JsonObjectReader> object(std::string_view key);
+
+private:
+  /// The row of `key` and how this type takes it; a key the type does not take or of another kind is a bug.
+  std::pair<const WorkloadOption*, OptionUse> row(std::string_view key, OptionKind kind) const;
+
+  sim::JsonObjectReader& json_;
+  const std::string& file_;
+  const std::string& pointer_;
+  const WorkloadType& type_;
+};
+
+// How a row's types take its option, written as calls so that a row is one line of its table.
+/// Optional, `value` when absent; `min` tightens the option's range for the type.
+inline OptionUse with_default(nlohmann::json value, double min = std::numeric_limits<double>::quiet_NaN()) {
+  return {OptionUse::Kind::value, std::move(value), min};
+}
+/// Optional, nothing when absent.
+inline OptionUse no_default() {
+  return {OptionUse::Kind::none, nullptr};
+}
+/// Optional, the type's name when absent.
+inline OptionUse named_by_type() {
+  return {OptionUse::Kind::type_name, nullptr};
+}
+inline OptionUse required() {
+  return {OptionUse::Kind::required, nullptr};
+}
+/// The type has no such option.
+inline OptionUse not_taken() {
+  return {OptionUse::Kind::absent, nullptr};
+}
+/// One use for every type of the family, or one per type in the family's order.
+template <class... Use>
+std::vector<OptionUse> uses(Use... each) {
+  return {std::move(each)...};
+}
+
+// Option rows several families share, declared once.
+/// "name": the workload's name in the report, by default its type's.
+WorkloadOption name_option();
+/// "mtu_bytes": the QPs' path MTU, 256..4096 (a power of two, checked by read_mtu), default 4096.
+WorkloadOption mtu_option();
+/// "start_us": when the workload starts, default 0.
+WorkloadOption start_option();
 
 /// InputError at `pointer` unless `cluster` has a host named `name`.
 void check_host(Cluster& cluster, const std::string& name, const std::string& file, const std::string& pointer);
 
-// Options several families share, read the same way everywhere.
-/// "hosts": host names (at least 2), or empty when absent (every host); `pointer` gets where the list is ("" if
-/// absent).
-std::vector<std::string> read_hosts(sim::JsonObjectReader& reader, std::string& pointer);
-/// "mtu_bytes": the path MTU, 256..4096 and a power of two (default 4096).
-std::uint32_t read_mtu(sim::JsonObjectReader& reader);
-/// "start_us": when the workload starts (default 0).
-sim::Time read_start(sim::JsonObjectReader& reader);
+/// "mtu_bytes", checked to be a power of two.
+std::uint32_t read_mtu(OptionReader& options);
 /// At spawn: `hosts` filled with every host of `cluster` when empty, and each name checked; errors point at
 /// `hosts_pointer`, or at `workload_pointer` when the list was defaulted.
 void resolve_hosts(Cluster& cluster, std::vector<std::string>& hosts, const std::string& file,

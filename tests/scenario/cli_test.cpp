@@ -238,6 +238,36 @@ TEST_CASE("cli: params lists the switch and cable tables and the shipped profile
                             Catch::Contains("ns/m"));
 }
 
+TEST_CASE("cli: params workload lists the workload types, and a type's options with unit, default and range",
+          "[cli][quick]") {
+  const auto types = run_cli({"params", "workload"});
+  CHECK(types.exit_code == 0);
+  CHECK_THAT(types.out, Catch::StartsWith("workload types") && Catch::Contains("\n  ib_write_lat ") &&
+                            Catch::Contains("\n  recursive_doubling_allreduce "));
+  const auto bw = run_cli({"params", "workload", "ib_write_bw"});
+  CHECK(bw.exit_code == 0);
+  CHECK_THAT(bw.out, Catch::StartsWith("options of workload ib_write_bw: ") &&
+                         Catch::Contains("\n  cq_mod               count  100            [1, 16384] "));
+  const auto lat = run_cli({"params", "workload", "ib_write_lat"});
+  CHECK_THAT(lat.out, Catch::Contains("\n  cq_mod               count  1              [1, 16384] "));
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"params", "workload", "ib_write_bandwidth"},
+       "ibnetsim params: unknown workload type 'ib_write_bandwidth'; 'ibnetsim params workload' lists them"},
+      {{"params", "workload", "ib_write_bw", "extra"}, "ibnetsim params: unexpected argument 'extra'"},
+      {{"params", "switch", "extra"}, "ibnetsim params: unexpected argument 'extra'"},
+      {{"params", "workload", "--profile", "fibre"}, "--profile and --set are for hardware models"},
+  };
+  for (const auto& c : cases) {
+    const auto r = run_cli(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.message));
+  }
+}
+
 TEST_CASE("cli: params with --profile shows each value with its unit and source", "[cli][quick]") {
   const auto r = run_cli({"params", "switch", "--profile", "switch-ib2-edr"});
   CHECK(r.exit_code == 0);

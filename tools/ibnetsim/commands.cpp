@@ -14,6 +14,7 @@
 #include <boost/program_options.hpp>
 
 #include "models/hca/params.h"
+#include "models/host/workloads.h"
 #include "models/link/link.h"
 #include "models/pcie/params.h"
 #include "models/phold/phold.h"
@@ -424,6 +425,21 @@ int show_params(const sim::ParamTable<P>& table, const po::variables_map& values
   return sim::exit_ok;
 }
 
+/// `ibnetsim params workload [TYPE]`: the registered workload types, or one type's options (from its table).
+int show_workload_params(const Parsed& parsed, std::ostream& out) {
+  if (parsed.values.count("profile") || parsed.values.count("set"))
+    throw UsageError{"--profile and --set are for hardware models; a scenario sets a workload's options"};
+  if (parsed.positional.size() == 1) {
+    out << ib::host::describe_workload_types();
+    return sim::exit_ok;
+  }
+  const ib::host::WorkloadType* type = ib::host::find_workload_type(parsed.positional[1]);
+  if (type == nullptr)
+    throw UsageError{"unknown workload type '" + parsed.positional[1] + "'; 'ibnetsim params workload' lists them"};
+  out << ib::host::describe_workload_options(*type);
+  return sim::exit_ok;
+}
+
 int command_params(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description options("ibnetsim params [MODEL] [--profile NAME [--set /key=value]...]");
   options.add_options()("help,h", "show this help")(
@@ -431,11 +447,13 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
       "show a hardware profile read through MODEL's table: NAME in topologies/hardware, or a path to a .json file")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override one profile parameter: /key=value (repeatable); validated like the file");
-  const Parsed parsed = parse_or_throw(args, options, 1);
+  const Parsed parsed = parse_or_throw(args, options, 2); // the second only for `params workload TYPE`
   if (parsed.values.count("help")) {
     out << options << "\n";
     return sim::exit_ok;
   }
+  if (parsed.positional.size() == 2 && parsed.positional[0] != "workload")
+    throw UsageError{"unexpected argument '" + parsed.positional[1] + "'"};
   if (parsed.positional.empty()) {
     if (parsed.values.count("profile") || parsed.values.count("set"))
       throw UsageError{"--profile and --set need a MODEL: ibnetsim params MODEL --profile NAME"};
@@ -446,10 +464,13 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
            "  cable      IB cable: propagation delay per metre (models/link)\n"
            "  pcie-link  PCIe link: generation, width, MPS/MRRS/RCB, DLLP rates, credits, tags (models/pcie)\n"
            "  host       host: memory and root-complex latencies, MMIO, verbs-driver CPU costs (models/pcie)\n"
+           "  workload   workloads of a fabric scenario; 'ibnetsim params workload [TYPE]' (models/host)\n"
         << "hardware profiles (--profile NAME): " << joined(profile_names()) << "\n";
     return sim::exit_ok;
   }
   const std::string& model = parsed.positional[0];
+  if (model == "workload")
+    return show_workload_params(parsed, out);
   if (model == "phold")
     return show_params<phold::Params>(phold::param_table(), parsed.values, out, nullptr);
   if (model == "switch")

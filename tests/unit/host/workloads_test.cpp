@@ -1,0 +1,293 @@
+// The workload registry against itself and against scenarios/schema/scenario.schema.json: every registered type
+// reads with its options' defaults and reports them in its config; the schema lists exactly the registered types
+// and, for each, exactly the options of its table with the same defaults, required keys, ranges and choices; the
+// `ibnetsim params workload` listings come from the tables; a choice option's errors are the JSON reader's own.
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "models/host/workloads.h"
+#include "sim/errors.h"
+#include "sim/json_reader.h"
+
+using namespace ib::host;
+
+namespace {
+
+/// A workload object of `type` with its required options set (hosts h0 and h1, numbers at their minimum).
+nlohmann::json minimal(const WorkloadType& type) {
+  nlohmann::json w = {{"type", type.name}};
+  int host = 0; // client and server differ
+  for (const WorkloadOption& option : type.options().options) {
+    if (option_use(option, type).kind != OptionUse::Kind::required)
+      continue;
+    if (option.kind == OptionKind::host)
+      w[std::string(option.key)] = std::string(host++ == 0 ? "h0" : "h1");
+    else if (option.kind == OptionKind::number)
+      w[std::string(option.key)] = option.min;
+    else
+      FAIL("no minimal value for required option " << option.key);
+  }
+  return w;
+}
+
+std::unique_ptr<Workload> read(const nlohmann::json& w) {
+  sim::JsonObjectReader reader("t.json", w, "/workloads/0");
+  return read_workload(reader, "t.json", "/workloads/0", 1);
+}
+
+/// The schema's definition of a property: a $ref's target with the property's own keys over it.
+nlohmann::json resolved(const nlohmann::json& defs, const nlohmann::json& property) {
+  nlohmann::json out = nlohmann::json::object();
+  if (property.contains("$ref")) {
+    const std::string ref = property.at("$ref").get<std::string>();
+    REQUIRE(ref.rfind("#/$defs/", 0) == 0);
+    out = defs.at(ref.substr(8));
+  }
+  for (const auto& [key, value] : property.items())
+    if (key != "$ref")
+      out[key] = value;
+  return out;
+}
+
+/// Counts every type of the registry that shares `type`'s option table: its family.
+std::size_t family_size(const WorkloadType& type) {
+  return static_cast<std::size_t>(std::count_if(workload_registry().begin(), workload_registry().end(),
+                                                [&](const WorkloadType& t) { return t.options == type.options; }));
+}
+
+} // namespace
+
+TEST_CASE("workloads: every registered type reads with its defaults and reports them in its config", "[host]") {
+  REQUIRE(workload_registry().size() == workload_types().size());
+  std::set<std::string> names;
+  for (const WorkloadType& type : workload_registry()) {
+    INFO(type.name);
+    CHECK(names.insert(std::string(type.name)).second);
+    CHECK(find_workload_type(type.name) == &type);
+    CHECK(!type.description.empty());
+    const auto workload = read(minimal(type));
+    REQUIRE(workload);
+    CHECK(workload->type() == type.name);
+    const nlohmann::ordered_json config = workload->config();
+    CHECK(config.at("type") == type.name);
+    // Every key of the config but the derived ones is an option of the table, at its default.
+    for (const auto& [key, value] : config.items()) {
+      INFO(key);
+      if (key == "type" || key == "sizes_bytes" || key == "size_weights")
+        continue;
+      const auto& options = type.options().options;
+      const auto row = std::find_if(options.begin(), options.end(), [&](const auto& o) { return o.key == key; });
+      REQUIRE(row != options.end());
+      const OptionUse use = option_use(*row, type);
+      REQUIRE(use.kind != OptionUse::Kind::absent);
+      if (use.kind == OptionUse::Kind::value)
+        CHECK(value == use.value);
+      if (use.kind == OptionUse::Kind::type_name)
+        CHECK(value == type.name);
+    }
+    // The message sizes derive from size_bytes's default.
+    if (config.contains("sizes_bytes")) {
+      const auto& options = type.options().options;
+      const auto row =
+          std::find_if(options.begin(), options.end(), [](const auto& o) { return o.key == "size_bytes"; });
+      REQUIRE(row != options.end());
+      CHECK(config.at("sizes_bytes") == nlohmann::json::array({option_use(*row, type).value}));
+    }
+  }
+}
+
+TEST_CASE("workloads: each option has one use for its whole family or one per type", "[host]") {
+  for (const WorkloadType& type : workload_registry()) {
+    INFO(type.name);
+    CHECK(type.column < family_size(type));
+    std::set<std::string_view> keys;
+    for (const WorkloadOption& option : type.options().options) {
+      INFO(option.key);
+      CHECK(keys.insert(option.key).second);
+      CHECK((option.uses.size() == 1 || option.uses.size() == family_size(type)));
+      CHECK(!option.unit.empty());
+      CHECK(!option.meaning.empty());
+      CHECK(option.min <= option.max);
+      CHECK((option.kind == OptionKind::choice) == !option.choices.empty());
+    }
+  }
+}
+
+TEST_CASE("workloads: the scenario schema lists exactly the registered types", "[host]") {
+  std::ifstream file(IBNETSIM_SOURCE_DIR "/scenarios/schema/scenario.schema.json");
+  REQUIRE(file);
+  const nlohmann::json schema = nlohmann::json::parse(file);
+  const nlohmann::json& workload = schema.at("$defs").at("workload");
+  CHECK(workload.at("properties").at("type").at("enum").get<std::vector<std::string>>() == workload_types());
+  std::vector<std::string> dispatched;
+  for (const nlohmann::json& branch : workload.at("allOf")) {
+    const std::string type = branch.at("if").at("properties").at("type").at("const").get<std::string>();
+    CHECK(branch.at("then").at("$ref") == "#/$defs/" + type);
+    dispatched.push_back(type);
+  }
+  CHECK(dispatched == workload_types());
+}
+
+TEST_CASE("workloads: the scenario schema gives each type exactly its table's options, defaults and ranges", "[host]") {
+  std::ifstream file(IBNETSIM_SOURCE_DIR "/scenarios/schema/scenario.schema.json");
+  REQUIRE(file);
+  const nlohmann::json schema = nlohmann::json::parse(file);
+  const nlohmann::json& defs = schema.at("$defs");
+  for (const WorkloadType& type : workload_registry()) {
+    INFO(type.name);
+    const nlohmann::json& def = defs.at(std::string(type.name));
+    CHECK(def.at("additionalProperties") == false);
+    std::set<std::string> in_table = {"type"}, required = {"type"};
+    for (const WorkloadOption& option : type.options().options) {
+      const OptionUse use = option_use(option, type);
+      if (use.kind == OptionUse::Kind::absent)
+        continue;
+      const std::string key(option.key);
+      INFO(key);
+      in_table.insert(key);
+      if (use.kind == OptionUse::Kind::required)
+        required.insert(key);
+      if (!def.at("properties").contains(key))
+        continue; // reported below, by the comparison of the key sets
+      const nlohmann::json p = resolved(defs, def.at("properties").at(key));
+      switch (use.kind) {
+      case OptionUse::Kind::value:
+        REQUIRE(p.contains("default"));
+        CHECK(p.at("default") == use.value);
+        break;
+      case OptionUse::Kind::type_name:
+        CHECK(p.value("default", nlohmann::json()) == type.name);
+        break;
+      default:
+        CHECK(!p.contains("default"));
+      }
+      // A const is a value some other option forces (a latency test's tx_depth): the default, the only value.
+      if (p.contains("const"))
+        CHECK(p.at("const") == use.value);
+      const double min = std::isnan(use.min) ? option.min : use.min;
+      switch (option.kind) {
+      case OptionKind::integer:
+        if (p.contains("enum")) { // mtu_bytes: its powers of two span the range
+          CHECK(p.at("enum").front() == min);
+          CHECK(p.at("enum").back() == option.max);
+        } else if (!p.contains("const")) {
+          CHECK(p.at("type") == "integer");
+          CHECK(p.at("minimum") == min);
+          CHECK(p.at("maximum") == option.max);
+        }
+        break;
+      case OptionKind::number:
+      case OptionKind::duration:
+        CHECK(p.at("type") == "number");
+        CHECK(p.at("minimum") == min);
+        CHECK(p.at("maximum") == option.max);
+        break;
+      case OptionKind::flag:
+        if (!p.contains("const"))
+          CHECK(p.at("type") == "boolean");
+        break;
+      case OptionKind::choice:
+        CHECK(p.at("enum") == nlohmann::json(std::vector<std::string>(option.choices.begin(), option.choices.end())));
+        break;
+      case OptionKind::hosts:
+        CHECK(p.at("type") == "array");
+        CHECK(p.at("minItems") == min);
+        CHECK(p.at("maxItems") == option.max);
+        break;
+      case OptionKind::host:
+        CHECK(p.at("pattern").is_string());
+        break;
+      case OptionKind::text:
+        CHECK(p.at("type") == "string");
+        break;
+      case OptionKind::size_distribution:
+        CHECK(p.at("type") == "object");
+        break;
+      }
+    }
+    std::set<std::string> in_schema;
+    for (const auto& [key, value] : def.at("properties").items())
+      in_schema.insert(key);
+    CHECK(in_schema == in_table);
+    CHECK(def.at("required").get<std::set<std::string>>() == required);
+  }
+}
+
+TEST_CASE("workloads: the params listings come from the registry and the tables", "[host]") {
+  const std::string types = describe_workload_types();
+  for (const WorkloadType& type : workload_registry()) {
+    INFO(type.name);
+    CHECK(types.find("  " + std::string(type.name) + " ") != std::string::npos);
+    CHECK(types.find(std::string(type.description)) != std::string::npos);
+    const std::string options = describe_workload_options(type);
+    CHECK(options.rfind("options of workload " + std::string(type.name) + ": ", 0) == 0);
+    for (const WorkloadOption& option : type.options().options)
+      CHECK((options.find("\n  " + std::string(option.key) + " ") != std::string::npos) ==
+            (option_use(option, type).kind != OptionUse::Kind::absent));
+  }
+  // The line of `key` in `type`'s listing, its columns separated by runs of spaces.
+  const auto line = [](std::string_view type, const std::string& key) {
+    const std::string text = describe_workload_options(*find_workload_type(type));
+    const std::size_t at = text.find("\n  " + key + " ");
+    if (at == std::string::npos)
+      return std::string("no line");
+    std::string out;
+    for (std::size_t i = at + 3; i < text.size() && text[i] != '\n'; ++i)
+      if (text[i] != ' ' || (text[i - 1] != ' ' && text[i + 1] != ' '))
+        out += text[i];
+      else if (out.back() != '|')
+        out += '|';
+    return out;
+  };
+  CHECK(line("ib_write_bw", "key") == "key|unit|default|range|meaning");
+  // Per-type defaults and ranges: a bandwidth test's cq_mod is 100, a latency test's 1; an atomic is 8 bytes.
+  CHECK(line("ib_write_bw", "cq_mod").rfind("cq_mod|count|100|[1, 16384]|perftest -Q: ", 0) == 0);
+  CHECK(line("ib_write_lat", "cq_mod").rfind("cq_mod|count|1|[1, 16384]|perftest -Q: ", 0) == 0);
+  CHECK(line("ib_atomic_lat", "size_bytes").rfind("size_bytes|bytes|8|[8, 1073741824]|", 0) == 0);
+  CHECK(line("ib_atomic_lat", "all_sizes_max_bytes") == "no line");
+  CHECK(line("incast", "receiver").rfind("receiver|host|required|a host of the topology|", 0) == 0);
+  CHECK(line("ring_allreduce", "name").rfind("name|text|ring_allreduce|non-empty|", 0) == 0);
+  CHECK(line("all_to_all", "start_us").rfind("start_us|us|0|[0, 86400000000]|", 0) == 0);
+  CHECK(line("ib_send_bw", "connection").rfind("connection|text|RC|RC, UC or UD|", 0) == 0);
+}
+
+TEST_CASE("workloads: a choice option's and an unknown key's errors are the JSON reader's own", "[host]") {
+  const auto message = [](const auto& action) -> std::string {
+    try {
+      action();
+    } catch (const sim::InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  nlohmann::json w = {{"type", "ib_send_lat"}, {"client", "h0"}, {"server", "h1"}, {"connection", "XC"}};
+  const std::string expected = message([&] {
+    sim::JsonObjectReader r("t.json", w, "/workloads/0");
+    r.optional_enum("connection", {"RC", "UC", "UD"});
+  });
+  CHECK(expected.find("expected one of \"RC\", \"UC\", \"UD\", got string \"XC\"") != std::string::npos);
+  CHECK(message([&] { read(w); }) == expected);
+  w.erase("connection");
+  w["verb"] = 3;
+  CHECK(message([&] { read(w); }) ==
+        "t.json:/workloads/0/verb: expected one of the keys type, name, client, server, all_sizes, size_bytes, "
+        "iterations, tx_depth, qps, inline_size_bytes, post_list, cq_mod, mtu_bytes, connection, blueflame, "
+        "bidirectional, atomic, start_us, got unknown key \"verb\"");
+  nlohmann::json pattern = {{"type", "all_to_all"}, {"verb", 3}};
+  const std::string verb = message([&] {
+    sim::JsonObjectReader r("t.json", pattern, "/workloads/0");
+    r.optional_enum("verb", {"write", "send"});
+  });
+  CHECK(message([&] { read(pattern); }) == verb);
+  const nlohmann::json untyped = {{"client", "h0"}};
+  CHECK(message([&] { read(untyped); }).find("t.json:/workloads/0/type: expected one of \"ib_write_lat\", ") == 0);
+  CHECK(message([&] {
+          read(untyped);
+        }).find(", \"recursive_doubling_allreduce\" (required key \"type\"), got nothing") != std::string::npos);
+}
