@@ -42,34 +42,12 @@ std::pair<std::uint16_t, std::uint32_t> Rendezvous::lookup(const std::string& pe
 
 namespace {
 
-/// A string as JSON writes it, as the reader's errors show it.
-std::string quoted(std::string_view s) {
-  return nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-/// "one of \"a\", \"b\"", as JsonObjectReader's enum readers expect.
-std::string one_of(std::span<const std::string_view> choices) {
-  std::string text = "one of ";
-  for (std::size_t i = 0; i < choices.size(); ++i)
-    text += (i == 0 ? "" : ", ") + quoted(choices[i]);
-  return text;
-}
-
-/// JsonObjectReader::optional_enum and required_enum, errors included, for choices known only at run time.
+/// The JSON reader's enum readers, which also take choices known only at run time.
 std::optional<std::string> read_enum(sim::JsonObjectReader& json, std::string_view key,
                                      std::span<const std::string_view> choices, bool required) {
-  if (!json.has(key)) {
-    json.skip(key); // asked about, as the reader's own lookups record it
-    if (required)
-      throw sim::InputError(json.file(), json.pointer_to(key), one_of(choices) + " (required key " + quoted(key) + ")",
-                            "nothing");
-    return std::nullopt;
-  }
-  json.skip(key);
-  const nlohmann::json& v = json.value().at(std::string(key));
-  if (v.is_string() && std::find(choices.begin(), choices.end(), v.get_ref<const std::string&>()) != choices.end())
-    return v.get<std::string>();
-  throw sim::InputError(json.file(), json.pointer_to(key), one_of(choices), sim::describe_json_value(v));
+  if (required)
+    return json.required_enum(key, choices);
+  return json.optional_enum(key, choices);
 }
 
 std::string show_default(const WorkloadOption& option, const OptionUse& use, const WorkloadType& type) {
