@@ -119,4 +119,18 @@ void check_model(const Profile& profile, std::string_view model) {
 
 } // namespace profile_detail
 
+void check_rule(const Profile& profile, const std::vector<Override>& overrides, const std::string& problem) {
+  if (problem.empty())
+    return;
+  constexpr std::string_view expected_text = ": expected ";
+  constexpr std::string_view got_text = ", got ";
+  const std::size_t expected_at = problem.find(expected_text);
+  const std::size_t got_at = problem.rfind(got_text);
+  if (expected_at != std::string::npos && got_at != std::string::npos && got_at > expected_at)
+    reject_parameter(profile, overrides, problem.substr(0, expected_at),
+                     problem.substr(expected_at + expected_text.size(), got_at - expected_at - expected_text.size()),
+                     problem.substr(got_at + got_text.size()));
+  throw InputError(profile.file, "/parameters", "parameters the " + profile.model + " model accepts", problem);
+}
+
 } // namespace sim

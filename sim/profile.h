@@ -119,4 +119,58 @@ nlohmann::json digest(const ParamTable<P>& table, const P& params, const Profile
   return out;
 }
 
+/// Raises a model's cross-field rule result `problem` ("" when the rules hold; else "key: expected ..., got ...",
+/// located like a table error at the profile's value or the override that set it; any other text: InputError at
+/// /parameters).
+void check_rule(const Profile& profile, const std::vector<Override>& overrides, const std::string& problem);
+
+/// read_profile(), then the model's cross-field rules `validate` (nullptr: none) through check_rule().
+template <class P>
+P read_checked_profile(const ParamTable<P>& table, const Profile& profile, const std::vector<Override>& overrides,
+                       std::string (*validate)(const P&)) {
+  P params = read_profile(table, profile, overrides);
+  if (validate != nullptr)
+    check_rule(profile, overrides, validate(params));
+  return params;
+}
+
+/// A model whose parameters a profile file holds ("switch", "hca", "cable", ...), whatever its Params type: what
+/// `ibnetsim params` lists and how the runner reports any profile of it. Each model defines one beside its
+/// parameter table (profile_model<>() below); the composition root lists them once.
+struct ProfileModel {
+  std::string_view name;        ///< a profile's "model"
+  std::string_view description; ///< one line, for `ibnetsim params`
+  /// The parameter table as `ibnetsim params MODEL` prints it: keys, units, ranges, meanings.
+  std::string (*describe)();
+  /// The table's keys, in table order (digest() is a JSON object, whose keys are sorted).
+  std::vector<std::string_view> (*keys)();
+  /// `profile` with `overrides`, read through the table and the model's rules: each key -> {value, unit, source}.
+  nlohmann::json (*digest)(const Profile& profile, const std::vector<Override>& overrides);
+};
+
+namespace profile_detail {
+template <class P, const ParamTable<P>& (*Table)()>
+std::string describe_table() {
+  return Table().describe();
+}
+template <class P, const ParamTable<P>& (*Table)()>
+std::vector<std::string_view> table_keys() {
+  std::vector<std::string_view> keys;
+  for (const ParamField<P>& field : Table().fields())
+    keys.push_back(field.key);
+  return keys;
+}
+template <class P, const ParamTable<P>& (*Table)(), std::string (*Validate)(const P&)>
+nlohmann::json digest_profile(const Profile& profile, const std::vector<Override>& overrides) {
+  return digest(Table(), read_checked_profile(Table(), profile, overrides, Validate), profile);
+}
+} // namespace profile_detail
+
+/// The ProfileModel of the model whose table is `Table()` and whose cross-field rules are `Validate` (nullptr: none).
+template <class P, const ParamTable<P>& (*Table)(), std::string (*Validate)(const P&) = nullptr>
+constexpr ProfileModel profile_model(std::string_view name, std::string_view description) {
+  return {name, description, &profile_detail::describe_table<P, Table>, &profile_detail::table_keys<P, Table>,
+          &profile_detail::digest_profile<P, Table, Validate>};
+}
+
 } // namespace sim

@@ -146,4 +146,7 @@ std::string validate(const Params& params) {
   return check_profile_name("host", params.host, "host");
 }
 
+const sim::ProfileModel profile_model = sim::profile_model<Params, &param_table, &validate>(
+    "hca", "HCA: IB ports, PCIe slot and host, queue formats, limits, pipeline costs (models/hca)");
+
 } // namespace ib::hca

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/params.h"
+#include "sim/profile.h"
 #include "sim/time.h"
 
 namespace ib::hca {
@@ -49,6 +50,8 @@ struct Params {
 };
 
 const sim::ParamTable<Params>& param_table();
+/// The HCA's profiles as `ibnetsim params` and the runner's report see them.
+extern const sim::ProfileModel profile_model;
 
 /// "" if `params` are consistent, else the broken rule, key first.
 std::string validate(const Params& params);

@@ -30,4 +30,7 @@ sim::Time propagation_delay(const CableParams& params, double length_m) {
   return sim::Time::from_ps(std::llround(length_m * params.propagation_delay_ns_per_m * ps_per_ns));
 }
 
+const sim::ProfileModel cable_profile_model =
+    sim::profile_model<CableParams, &param_table>("cable", "IB cable: propagation delay per metre (models/link)");
+
 } // namespace ib::link

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "sim/params.h"
+#include "sim/profile.h"
 #include "sim/time.h"
 
 namespace ib::link {
@@ -15,6 +16,8 @@ struct CableParams {
 };
 /// The table of CableParams (model "cable"): parsing, --set overrides, digest and `ibnetsim params cable`.
 const sim::ParamTable<CableParams>& param_table();
+/// Cable profiles as `ibnetsim params` and the runner's report see them.
+extern const sim::ProfileModel cable_profile_model;
 
 /// One-way propagation delay of `length_m` metres of cable, rounded to the nearest picosecond.
 /// Preconditions: length_m is finite and in [0, 10^6] (a kilometre-scale link is already far beyond IB reach).

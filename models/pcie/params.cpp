@@ -190,4 +190,9 @@ std::uint32_t advertised_credits(const LinkParams& params, LinkEnd end, CreditTy
   return 0;
 }
 
+const sim::ProfileModel link_profile_model = sim::profile_model<LinkParams, &link_param_table, &validate>(
+    "pcie-link", "PCIe link: generation, width, MPS/MRRS/RCB, DLLP rates, credits, tags (models/pcie)");
+const sim::ProfileModel host_profile_model = sim::profile_model<HostParams, &host_param_table, &validate>(
+    "host", "host: memory and root-complex latencies, MMIO, verbs-driver CPU costs (models/pcie)");
+
 } // namespace ib::pcie

@@ -9,6 +9,7 @@
 
 #include "models/pcie/flow_control.h"
 #include "sim/params.h"
+#include "sim/profile.h"
 #include "sim/time.h"
 
 namespace ib::pcie {
@@ -64,6 +65,9 @@ struct HostParams {
 /// The tables (models "pcie-link" and "host"): parsing, --set overrides, digest and `ibnetsim params`.
 const sim::ParamTable<LinkParams>& link_param_table();
 const sim::ParamTable<HostParams>& host_param_table();
+/// PCIe slot and host profiles as `ibnetsim params` and the runner's report see them.
+extern const sim::ProfileModel link_profile_model;
+extern const sim::ProfileModel host_profile_model;
 
 /// "" if `params` are consistent, else the broken rule as "key: expected ..., got ...".
 std::string validate(const LinkParams& params);

@@ -148,6 +148,9 @@ Counters Model::counters() const {
   return c;
 }
 
+const sim::ProfileModel profile_model =
+    sim::profile_model<Params, &param_table>("phold", "synthetic PHOLD workload of the kernel");
+
 } // namespace phold
 
 namespace phold {

@@ -14,6 +14,7 @@
 #include "sim/event.h"
 #include "sim/host_runtime.h"
 #include "sim/params.h"
+#include "sim/profile.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
 
@@ -30,6 +31,8 @@ struct Params {
   sim::Time program_compute;           ///< CPU time a program spends per event before re-injecting it
 };
 const sim::ParamTable<Params>& param_table();
+/// PHOLD's parameters as `ibnetsim params` lists them (read from a profile-format file with --profile).
+extern const sim::ProfileModel profile_model;
 /// Reads Params through the table, plus the constraints between fields.
 Params read_params(sim::JsonObjectReader& reader);
 

@@ -10,6 +10,7 @@
 #include "models/link/cable.h"
 #include "models/pcie/params.h"
 #include "models/phold/phold.h"
+#include "models/scenario/profile_models.h"
 #include "models/sm/sm_error.h"
 #include "models/sm/subnet.h"
 #include "models/switch/switch.h"
@@ -62,29 +63,28 @@ nlohmann::ordered_json profile_digests(const ib::topo::Topology& topology, const
     cables.insert(cable.cable);
   nlohmann::ordered_json out;
   std::set<std::string> names;
-  const auto add = [&](const std::string& model, const std::string& name, const auto& table) {
+  // Each profile read through its model's table and rules, as the registry of profile models reads any profile.
+  const auto add = [&](std::string_view model, const std::string& name) -> const auto& {
     const sim::Profile profile = sim::load_profile(sim::profile_path(name));
-    const auto params = sim::read_profile(table, profile, sim::overrides_for(f.profiles, name));
-    out[model + "/" + name] = sim::digest(table, params, profile);
+    auto& entry = out[std::string(model) + "/" + name];
+    entry = find_profile_model(model)->digest(profile, sim::overrides_for(f.profiles, name));
     names.insert(name);
-    return params;
+    return entry;
   };
   std::set<std::string> slots, hosts;
   for (const auto& [model, name] : used) {
-    if (model == "hca") {
-      const ib::hca::Params p = add(model, name, ib::hca::param_table());
-      slots.insert(p.pcie_link);
-      hosts.insert(p.host);
-    } else {
-      add(model, name, ib::sw::param_table());
+    const auto& entry = add(model, name);
+    if (model == "hca") { // an HCA names the PCIe slot and host profiles behind it
+      slots.insert(entry.at("pcie_link").at("value").template get<std::string>());
+      hosts.insert(entry.at("host").at("value").template get<std::string>());
     }
   }
   for (const std::string& name : slots)
-    add("pcie-link", name, ib::pcie::link_param_table());
+    add("pcie-link", name);
   for (const std::string& name : hosts)
-    add("host", name, ib::pcie::host_param_table());
+    add("host", name);
   for (const std::string& name : cables)
-    add("cable", name, ib::link::param_table());
+    add("cable", name);
   for (const auto& [name, overrides] : f.profiles)
     if (!names.contains(name)) {
       std::string list;

@@ -275,4 +275,7 @@ std::string Switch::check_invariants() const {
   return problems;
 }
 
+const sim::ProfileModel profile_model = sim::profile_model<Params, &param_table, &validate>(
+    "switch", "IB switch: ports, latency, buffers, VLs (models/switch)");
+
 } // namespace ib::sw

@@ -15,6 +15,7 @@
 
 #include "models/link/link.h"
 #include "sim/params.h"
+#include "sim/profile.h"
 
 namespace ib::sw {
 
@@ -33,6 +34,8 @@ struct Params {
   sim::Time flow_control_refresh;            ///< longest wait before a changed FCTBS/FCCL is sent
 };
 const sim::ParamTable<Params>& param_table();
+/// The switch's profiles as `ibnetsim params` and the runner's report see them.
+extern const sim::ProfileModel profile_model;
 /// "" if `params` are consistent, else the broken rule (e.g. vl_cap not in {1, 2, 4, 8, 15}), key first.
 std::string validate(const Params& params);
 

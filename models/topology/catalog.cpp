@@ -14,31 +14,11 @@ namespace ib::topo {
 
 namespace {
 
-/// Raises a model's validate() result ("key: expected ..., got ...") against the profile file, as
-/// `ibnetsim params MODEL --profile` does.
-void check_rule(const sim::Profile& profile, const std::vector<sim::Override>& overrides, const std::string& problem) {
-  if (problem.empty()) {
-    return;
-  }
-  constexpr std::string_view expected_text = ": expected ";
-  constexpr std::string_view got_text = ", got ";
-  const std::size_t expected_at = problem.find(expected_text);
-  const std::size_t got_at = problem.rfind(got_text);
-  if (expected_at != std::string::npos && got_at != std::string::npos && got_at > expected_at) {
-    sim::reject_parameter(
-        profile, overrides, problem.substr(0, expected_at),
-        problem.substr(expected_at + expected_text.size(), got_at - expected_at - expected_text.size()),
-        problem.substr(got_at + got_text.size()));
-  }
-  throw sim::InputError(profile.file, "/parameters", "parameters the " + profile.model + " model accepts", problem);
-}
-
 /// The capabilities of a node profile whose Params carry port_count, link_widths and link_speeds.
 template <class P>
 NodeCapabilities node_capabilities(const sim::Profile& profile, const std::vector<sim::Override>& overrides,
                                    const sim::ParamTable<P>& table, std::string (*validate)(const P&)) {
-  const P params = sim::read_profile(table, profile, overrides);
-  check_rule(profile, overrides, validate(params));
+  const P params = sim::read_checked_profile(table, profile, overrides, validate);
   // validate() has checked both lists parse.
   return NodeCapabilities{params.port_count, *link::parse_width_set(params.link_widths),
                           *link::parse_speed_set(params.link_speeds)};

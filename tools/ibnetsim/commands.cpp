@@ -13,14 +13,10 @@
 
 #include <boost/program_options.hpp>
 
-#include "models/hca/params.h"
 #include "models/host/workloads.h"
-#include "models/link/link.h"
-#include "models/pcie/params.h"
-#include "models/phold/phold.h"
+#include "models/scenario/profile_models.h"
 #include "models/scenario/run.h"
 #include "models/scenario/scenario.h"
-#include "models/switch/switch.h"
 #include "sim/errors.h"
 #include "sim/profile.h"
 #include "sim/report.h"
@@ -374,40 +370,20 @@ std::vector<sim::Override> parse_overrides(const po::variables_map& values) {
 }
 
 /// `ibnetsim params MODEL [--profile NAME [--set /key=value]...]`: the table, or the profile read through it and
-/// checked by `validate` ("" or "key: expected ..., got ..."), with each value's unit and source.
-template <class P>
-int show_params(const sim::ParamTable<P>& table, const po::variables_map& values, std::ostream& out,
-                std::string (*validate)(const P&)) {
+/// checked by the model's rules, with each value's unit and source.
+int show_params(const sim::ProfileModel& model, const po::variables_map& values, std::ostream& out) {
   if (!values.count("profile")) {
     if (values.count("set"))
       throw UsageError{"--set needs --profile"};
-    out << table.describe();
+    out << model.describe();
     return sim::exit_ok;
   }
   const sim::Profile profile = load_named_profile(values["profile"].as<std::string>());
-  const std::vector<sim::Override> overrides = parse_overrides(values);
-  const P params = sim::read_profile(table, profile, overrides);
-  if (validate != nullptr) {
-    // The model's rule comes as "key: expected ..., got ...": located like a table error when it parses.
-    const std::string problem = validate(params);
-    constexpr std::string_view expected_text = ": expected ";
-    constexpr std::string_view got_text = ", got ";
-    const std::size_t expected_at = problem.find(expected_text);
-    const std::size_t got_at = problem.rfind(got_text);
-    if (!problem.empty() && expected_at != std::string::npos && got_at != std::string::npos && got_at > expected_at)
-      sim::reject_parameter(
-          profile, overrides, problem.substr(0, expected_at),
-          problem.substr(expected_at + expected_text.size(), got_at - expected_at - expected_text.size()),
-          problem.substr(got_at + got_text.size()));
-    if (!problem.empty())
-      throw sim::InputError(profile.file, "/parameters",
-                            "parameters the " + std::string(table.model()) + " model accepts", problem);
-  }
-  const nlohmann::json digest = sim::digest(table, params, profile);
+  const nlohmann::json digest = model.digest(profile, parse_overrides(values));
   std::vector<std::vector<std::string>> rows = {{"key", "value", "unit", "source"}};
-  for (const auto& field : table.fields()) {
-    const nlohmann::json& row = digest.at(std::string(field.key));
-    rows.push_back({std::string(field.key), row.at("value").dump(), row.at("unit").get<std::string>(),
+  for (const std::string_view key : model.keys()) {
+    const nlohmann::json& row = digest.at(std::string(key));
+    rows.push_back({std::string(key), row.at("value").dump(), row.at("unit").get<std::string>(),
                     row.at("source").get<std::string>()});
   }
   std::size_t widths[3] = {0, 0, 0};
@@ -457,32 +433,19 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
   if (parsed.positional.empty()) {
     if (parsed.values.count("profile") || parsed.values.count("set"))
       throw UsageError{"--profile and --set need a MODEL: ibnetsim params MODEL --profile NAME"};
-    out << "models with parameters:\n"
-           "  phold      synthetic PHOLD workload of the kernel\n"
-           "  switch     IB switch: ports, latency, buffers, VLs (models/switch)\n"
-           "  hca        HCA: IB ports, PCIe slot and host, queue formats, limits, pipeline costs (models/hca)\n"
-           "  cable      IB cable: propagation delay per metre (models/link)\n"
-           "  pcie-link  PCIe link: generation, width, MPS/MRRS/RCB, DLLP rates, credits, tags (models/pcie)\n"
-           "  host       host: memory and root-complex latencies, MMIO, verbs-driver CPU costs (models/pcie)\n"
-           "  workload   workloads of a fabric scenario; 'ibnetsim params workload [TYPE]' (models/host)\n"
+    out << "models with parameters:\n";
+    for (const sim::ProfileModel* model : ib::scenario::profile_models())
+      out << "  " << model->name << std::string(11 - std::min<std::size_t>(model->name.size(), 10), ' ')
+          << model->description << "\n";
+    out << "  workload   workloads of a fabric scenario; 'ibnetsim params workload [TYPE]' (models/host)\n"
         << "hardware profiles (--profile NAME): " << joined(profile_names()) << "\n";
     return sim::exit_ok;
   }
   const std::string& model = parsed.positional[0];
   if (model == "workload")
     return show_workload_params(parsed, out);
-  if (model == "phold")
-    return show_params<phold::Params>(phold::param_table(), parsed.values, out, nullptr);
-  if (model == "switch")
-    return show_params(ib::sw::param_table(), parsed.values, out, &ib::sw::validate);
-  if (model == "hca")
-    return show_params(ib::hca::param_table(), parsed.values, out, &ib::hca::validate);
-  if (model == "cable")
-    return show_params<ib::link::CableParams>(ib::link::param_table(), parsed.values, out, nullptr);
-  if (model == "pcie-link")
-    return show_params(ib::pcie::link_param_table(), parsed.values, out, &ib::pcie::validate);
-  if (model == "host")
-    return show_params(ib::pcie::host_param_table(), parsed.values, out, &ib::pcie::validate);
+  if (const sim::ProfileModel* found = ib::scenario::find_profile_model(model))
+    return show_params(*found, parsed.values, out);
   throw UsageError{"unknown model '" + model + "'; 'ibnetsim params' lists them"};
 }
 
