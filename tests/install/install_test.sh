@@ -44,7 +44,7 @@ cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log"
 for f in bin/ibnetsim share/ibnetsim/topologies/hardware/switch-ib2-edr.json share/ibnetsim/scenarios/default.json \
   share/ibnetsim/topologies/schema/profile.schema.json share/ibnetsim/topologies/examples/ft2-16.json \
   share/man/man1/ibnetsim.1 include/ibnetsim/sim/profile.h include/ibnetsim/models/scenario/run.h \
-  lib/libscenario.a lib/cmake/ibnetsim/ibnetsimConfig.cmake; do
+  lib/libibnetsim_scenario.a lib/cmake/ibnetsim/ibnetsimConfig.cmake; do
   [[ -e "$tmp/prefix/$f" ]] || fail "the install lacks $f"
 done
 mv "$tmp/prefix" "$tmp/moved"
