@@ -85,7 +85,6 @@ DataDirectoryError::DataDirectoryError(const DataDirLocation& location, std::str
                "; it must hold the installed share/ibnetsim tree (topologies/hardware, topologies/schema, "
                "scenarios). Name one with --data-dir DIR or the environment variable " +
                data_dir_environment +
-               "; without either, ibnetsim looks in <directory of its executable>/../share/"
-               "ibnetsim") {}
+               "; without either, ibnetsim looks in <directory of its executable>/../share/ibnetsim") {}
 
 } // namespace sim
