@@ -3,6 +3,8 @@
 #include <string>
 #include <utility>
 
+#include "sim/data_dir.h"
+
 namespace sim {
 
 using nlohmann::json;
@@ -60,7 +62,14 @@ Profile load_profile(const std::string& path) {
 }
 
 std::string profile_directory() {
-  return std::string(IBNETSIM_SOURCE_DIR) + "/topologies/hardware";
+  return data_directory() + "/topologies/hardware";
+}
+
+std::optional<std::string> find_profile_directory() {
+  const std::optional<std::string> data = find_data_directory();
+  if (!data)
+    return std::nullopt;
+  return *data + "/topologies/hardware";
 }
 
 std::string profile_path(std::string_view name) {

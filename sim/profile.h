@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -53,8 +54,11 @@ using ProfileOverrides = std::map<std::string, std::vector<Override>, std::less<
 /// Unreadable file, bad JSON, unknown or missing keys, a parameter without value or source: InputError.
 Profile load_profile(const std::string& path);
 
-/// The directory bare profile names resolve into: <source dir>/topologies/hardware.
+/// The directory bare profile names resolve into: <data directory>/topologies/hardware (sim/data_dir.h). An
+/// unusable data directory is a DataDirectoryError.
 std::string profile_directory();
+/// profile_directory() when the data directory is usable, else nullopt: for listing profiles in messages.
+std::optional<std::string> find_profile_directory();
 /// `name` as a path: a bare name ("quantum-hdr") becomes profile_directory()/<name>.json; a name containing '/' or
 /// ending in ".json" is already a path and is returned unchanged.
 std::string profile_path(std::string_view name);

@@ -4,6 +4,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup_deps.sh >/dev/null
 tools/build.sh release >/dev/null
+# The benchmarks live in build/release/tests/bench, not bin/: name the build's staged data for bench_fabric's profile.
+export IBNETSIM_DATA_DIR="$PWD/build/release/share/ibnetsim"
 echo "== (a) kernel alone, hold model, uniform 1 ns - 1 us increments"
 build/release/tests/bench/bench_calendar "$@"
 echo "== (b) kernel + SimGrid actors: 1 event in 10 / in 100 wakes an actor (100k pending, 16 actors)"

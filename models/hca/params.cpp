@@ -78,7 +78,7 @@ constexpr bool power_of_two(std::uint32_t n) {
 std::string profile_list(std::string_view model) {
   std::vector<std::string> names;
   std::error_code error;
-  for (const auto& file : std::filesystem::directory_iterator(sim::profile_directory(), error)) {
+  for (const auto& file : std::filesystem::directory_iterator(sim::find_profile_directory().value_or(""), error)) {
     if (file.path().extension() != ".json") {
       continue;
     }

@@ -88,7 +88,7 @@ std::string ProfileCatalog::describe(const std::string& profile) {
 std::vector<std::string> ProfileCatalog::profile_names(std::string_view model) {
   std::vector<std::string> names;
   std::error_code error;
-  for (const auto& file : std::filesystem::directory_iterator(sim::profile_directory(), error)) {
+  for (const auto& file : std::filesystem::directory_iterator(sim::find_profile_directory().value_or(""), error)) {
     if (file.path().extension() != ".json") {
       continue;
     }

@@ -1,7 +1,12 @@
 // The ibnetsim command line end to end: help and version, option errors, bad scenario input (exit 2 with file,
 // JSON pointer and expectation), invariant violations (exit 3) and byte-identical reports.
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+
 #include <catch2/catch.hpp>
 
+#include "sim/data_dir.h"
 #include "tests/scenario/cli_harness.h"
 
 using testing::run_cli;
@@ -273,7 +278,7 @@ TEST_CASE("cli: params with --profile shows each value with its unit and source"
   CHECK(r.exit_code == 0);
   CHECK(r.err.empty());
   CHECK_THAT(r.out, Catch::StartsWith("switch profile switch-ib2-edr: Mellanox Switch-IB 2 (SB7800 class)"));
-  CHECK_THAT(r.out, Catch::Contains(source_path("topologies/hardware/switch-ib2-edr.json")));
+  CHECK_THAT(r.out, Catch::Contains(std::string(IBNETSIM_TEST_DATA_DIR) + "/topologies/hardware/switch-ib2-edr.json"));
   CHECK_THAT(line_of(r.out, "port_to_port_latency_ns"), Catch::Matches(" +90 +ns +estimate: .*"));
   CHECK_THAT(line_of(r.out, "port_count"), Catch::Matches(" +36 +count +Linux kernel commit .*"));
   CHECK_THAT(line_of(r.out, "cut_through"), Catch::Matches(" +true +bool +estimate: .*"));
@@ -327,4 +332,60 @@ TEST_CASE("cli: the executable's exit status is the documented code", "[cli][qui
       "run " + default_scenario + " --set /duration_us=2 --set '/workload/self_test={\"drop_event_number\":3}'",
       testing::scratch_path("exe_invariant"));
   CHECK(invariant.exit_code == 3);
+}
+
+TEST_CASE("cli: the data directory is --data-dir, else IBNETSIM_DATA_DIR, else share/ibnetsim next to the executable",
+          "[cli][quick]") {
+  namespace fs = std::filesystem;
+  // The executables started here see no IBNETSIM_DATA_DIR but the one a command gives them.
+  const char* inherited = std::getenv(sim::data_dir_environment);
+  const std::optional<std::string> saved = inherited ? std::optional<std::string>(inherited) : std::nullopt;
+  ::unsetenv(sim::data_dir_environment);
+  const std::string profile = "/topologies/hardware/switch-ib2-edr.json";
+  const std::string params = "params switch --profile switch-ib2-edr";
+
+  // The real executable finds the build tree's staged data relative to itself: <build>/bin/../share/ibnetsim.
+  const fs::path staged = fs::path(IBNETSIM_EXECUTABLE).parent_path().parent_path() / "share" / "ibnetsim";
+  const auto beside = testing::run_executable(params, testing::scratch_path("data_dir_beside"));
+  CHECK(beside.exit_code == 0);
+  CHECK_THAT(beside.out, Catch::Contains("file: " + staged.lexically_normal().string() + profile));
+  CHECK_THAT(beside.out, !Catch::Contains(std::string(IBNETSIM_SOURCE_DIR) + profile));
+
+  // --data-dir before or after the command, in-process; the data directory is restored afterwards.
+  const std::optional<std::string> before = sim::data_directory_option();
+  const std::string source_data = IBNETSIM_SOURCE_DIR;
+  for (const auto& argv : {args({"--data-dir", source_data, "params", "switch", "--profile", "switch-ib2-edr"}),
+                           args({"params", "switch", "--data-dir=" + source_data, "--profile", "switch-ib2-edr"})}) {
+    const auto r = run_cli(argv);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("file: " + source_data + profile));
+    CHECK(sim::data_directory_option() == before);
+    CHECK(std::getenv(sim::data_dir_environment) == nullptr);
+  }
+
+  // An unusable one is bad input naming it and its source; commands needing no data do not look.
+  const std::string missing = testing::scratch_path("no-such-data");
+  const auto bad = run_cli({"params", "switch", "--profile", "switch-ib2-edr", "--data-dir", missing});
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err,
+             Catch::Contains("ibnetsim: error: data directory '" + missing + "' (from --data-dir) does not exist") &&
+                 Catch::Contains("--data-dir DIR or the environment variable IBNETSIM_DATA_DIR"));
+  CHECK(run_cli({"--data-dir", missing, "--version"}).exit_code == 0);
+  CHECK(run_cli(args({"--data-dir", missing, "run", default_scenario}, short_run)).exit_code == 0);
+  CHECK(run_cli({"params", "--data-dir"}).exit_code == 2);
+
+  // IBNETSIM_DATA_DIR, for the real executable.
+  ::setenv(sim::data_dir_environment, missing.c_str(), 1);
+  const auto from_environment = testing::run_executable(params, testing::scratch_path("data_dir_environment"));
+  CHECK(from_environment.exit_code == 2);
+  CHECK_THAT(from_environment.err,
+             Catch::Contains("'" + missing + "' (from the environment variable IBNETSIM_DATA_DIR) does not exist"));
+  ::setenv(sim::data_dir_environment, source_data.c_str(), 1);
+  const auto from_source = testing::run_executable(params, testing::scratch_path("data_dir_source"));
+  CHECK(from_source.exit_code == 0);
+  CHECK_THAT(from_source.out, Catch::Contains("file: " + source_data + profile));
+  if (saved)
+    ::setenv(sim::data_dir_environment, saved->c_str(), 1);
+  else
+    ::unsetenv(sim::data_dir_environment);
 }

@@ -40,7 +40,7 @@ using ib::scenario::WorkloadType;
 
 constexpr const char* usage_text = R"(ibnetsim: a discrete-event simulator of InfiniBand fabrics
 
-usage: ibnetsim COMMAND [options]
+usage: ibnetsim [--data-dir DIR] COMMAND [options]
        ibnetsim --version | --help
 
 commands:
@@ -53,6 +53,10 @@ commands:
   compare SCENARIO   the scenario with inline, BlueFlame, postlist and unsignaled completions off and on (or
                      named variants), side by side: latency, message rate, PCIe TLPs per message
   topo SUBCOMMAND    generate, import, export and summarise topologies ('ibnetsim topo --help')
+
+global options (before or after COMMAND):
+  --data-dir DIR     read hardware profiles and other data from DIR (holding topologies/hardware/);
+                     default: $IBNETSIM_DATA_DIR, else <directory of the executable>/../share/ibnetsim
 
 'ibnetsim COMMAND --help' describes a command's options.
 exit codes: 0 success, 2 bad input or options, 3 a model invariant was violated, 1 internal error.
@@ -453,8 +457,10 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
 
 int run_command_line(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::string command = args.empty() ? "" : args.front();
+  std::string command;
   try {
+    const GlobalOptionsScope global(take_global_options(args));
+    command = args.empty() ? "" : args.front();
     if (args.empty()) {
       err << usage_text;
       return sim::exit_input_error;

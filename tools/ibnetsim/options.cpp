@@ -1,5 +1,10 @@
 #include "tools/ibnetsim/options.h"
 
+#include <cstdlib>
+#include <filesystem>
+
+#include "sim/data_dir.h"
+
 namespace po = boost::program_options;
 
 namespace cli {
@@ -31,6 +36,51 @@ Parsed parse_or_throw(const std::vector<std::string>& args, const po::options_de
   if (!problem.empty())
     throw UsageError{problem};
   return parsed;
+}
+
+GlobalOptions take_global_options(std::vector<std::string>& args) {
+  GlobalOptions options;
+  constexpr std::string_view data_dir = "--data-dir";
+  for (std::size_t i = 0; i < args.size();) {
+    const std::string& arg = args[i];
+    if (arg == data_dir) {
+      if (i + 1 >= args.size() || args[i + 1].empty())
+        throw UsageError{"--data-dir needs a directory: --data-dir DIR"};
+      options.data_dir = args[i + 1];
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+    } else if (arg.starts_with(std::string(data_dir) + "=")) {
+      options.data_dir = arg.substr(data_dir.size() + 1);
+      if (options.data_dir->empty())
+        throw UsageError{"--data-dir needs a directory: --data-dir DIR"};
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  return options;
+}
+
+GlobalOptionsScope::GlobalOptionsScope(const GlobalOptions& options) {
+  if (!options.data_dir)
+    return;
+  applied_ = true;
+  previous_option_ = sim::data_directory_option();
+  if (const char* environment = std::getenv(sim::data_dir_environment))
+    previous_environment_ = environment;
+  sim::set_data_directory(options.data_dir);
+  std::error_code error;
+  const std::filesystem::path absolute = std::filesystem::absolute(*options.data_dir, error);
+  ::setenv(sim::data_dir_environment, error ? options.data_dir->c_str() : absolute.c_str(), 1);
+}
+
+GlobalOptionsScope::~GlobalOptionsScope() {
+  if (!applied_)
+    return;
+  sim::set_data_directory(previous_option_);
+  if (previous_environment_)
+    ::setenv(sim::data_dir_environment, previous_environment_->c_str(), 1);
+  else
+    ::unsetenv(sim::data_dir_environment);
 }
 
 } // namespace cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,30 @@ std::string parse_options(const std::vector<std::string>& args,
 /// parse_options() for the subcommands that report problems as UsageError.
 Parsed parse_or_throw(const std::vector<std::string>& args, const boost::program_options::options_description& options,
                       std::size_t max_positional);
+
+/// The options of ibnetsim itself, accepted before or after the subcommand: `--data-dir DIR` (or --data-dir=DIR).
+struct GlobalOptions {
+  std::optional<std::string> data_dir;
+};
+
+/// Removes the global options from `args` (the command line without the program name) and returns them. A
+/// --data-dir without a value is a UsageError.
+GlobalOptions take_global_options(std::vector<std::string>& args);
+
+/// Applies `options` for the lifetime of the scope and restores what was before: --data-dir becomes the data
+/// directory (sim::set_data_directory) and, made absolute, IBNETSIM_DATA_DIR in the environment, so child processes
+/// (sweep, compare points) read the same data.
+class GlobalOptionsScope {
+public:
+  explicit GlobalOptionsScope(const GlobalOptions& options);
+  ~GlobalOptionsScope();
+  GlobalOptionsScope(const GlobalOptionsScope&) = delete;
+  GlobalOptionsScope& operator=(const GlobalOptionsScope&) = delete;
+
+private:
+  bool applied_ = false;
+  std::optional<std::string> previous_option_;
+  std::optional<std::string> previous_environment_;
+};
 
 } // namespace cli

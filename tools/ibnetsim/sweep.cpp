@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +12,7 @@
 
 #include "models/scenario/run.h"
 #include "models/scenario/scenario.h"
+#include "sim/data_dir.h"
 #include "sim/errors.h"
 #include "sim/json_reader.h"
 #include "sim/report.h"
@@ -362,8 +364,15 @@ void write_slurm(const std::string& path, const Sweep& sweep, const std::string&
          << "#SBATCH --ntasks=1\n"
          << "#SBATCH --cpus-per-task=1\n"
          << "#SBATCH --output=" << dir << "/slurm/%a.out\n"
-         << "set -euo pipefail\n"
-         << "exec " << exe << " sweep " << sweep_file << " --out " << dir
+         << "set -euo pipefail\n";
+  // The data directory this sweep reads (from --data-dir or the environment), for the tasks and the collection.
+  if (const char* data_dir = std::getenv(sim::data_dir_environment); data_dir != nullptr && *data_dir != '\0') {
+    std::string quoted = "'";
+    for (const char* c = data_dir; *c != '\0'; ++c)
+      quoted += *c == '\'' ? std::string("'\\''") : std::string(1, *c);
+    script << "export " << sim::data_dir_environment << "=" << quoted << "'\n";
+  }
+  script << "exec " << exe << " sweep " << sweep_file << " --out " << dir
          << " --point \"${SLURM_ARRAY_TASK_ID}\" --quiet\n";
   fs::create_directories(dir + "/slurm");
   write_file_atomically(path, script.str());

@@ -143,7 +143,7 @@ TEST_CASE("sim::Profile: digest gives value, unit and source, and marks overridd
 }
 
 TEST_CASE("sim::Profile: profile_path resolves bare names into topologies/hardware", "[sim][quick]") {
-  CHECK(sim::profile_directory() == std::string(IBNETSIM_SOURCE_DIR) + "/topologies/hardware");
+  CHECK(sim::profile_directory() == std::string(IBNETSIM_TEST_DATA_DIR) + "/topologies/hardware");
   CHECK(sim::profile_path("quantum-hdr") == sim::profile_directory() + "/quantum-hdr.json");
   CHECK(sim::profile_path("./mine") == "./mine");
   CHECK(sim::profile_path("mine.json") == "mine.json");
