@@ -167,66 +167,26 @@ void write_out_file(const Parsed& parsed, const sim::ReportJson& report) {
   file << sim::report_to_json(report);
 }
 
-int run_fabric_command(const Scenario& scenario, const Parsed& parsed, sim::ReportFormat format, std::ostream& out,
-                       std::ostream& err) {
-  Progress progress{err, scenario.duration};
-  const bool quiet = parsed.values.count("quiet") > 0;
-  std::unique_ptr<sim::Tracer> tracer;
-  sim::TraceFilter filter = trace_filter(parsed);
-  if (parsed.values.count("trace"))
-    tracer = std::make_unique<sim::Tracer>(parsed.values["trace"].as<std::string>(), std::move(filter));
-  const auto started = std::chrono::steady_clock::now();
-  RunResult result;
-  try {
-    RunOptions options;
-    options.progress_hook = quiet ? nullptr : &Progress::hook;
-    options.progress_context = &progress;
-    options.tracer = tracer.get();
-    result = ib::scenario::run(scenario, options);
-  } catch (...) {
-    progress.finish();
-    throw;
-  }
-  progress.finish();
-  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  sim::ReportJson performance;
-  performance["wall_time_s"] = wall_s;
-  performance["kernel_events_per_second"] = static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9);
-  performance["peak_rss_mib"] = static_cast<double>(sim::peak_rss_bytes()) / (1024.0 * 1024.0);
-  sim::ReportJson report = result.report;
-  if (parsed.values.count("timing"))
-    report["performance"] = performance;
-  write_out_file(parsed, report);
-  if (quiet)
-    return sim::exit_ok;
-  switch (format) {
-  case sim::ReportFormat::table: {
-    const sim::ReportJson& about = report["scenario"];
-    out << "scenario " << about["name"].get<std::string>() << " (" << about["file"].get<std::string>()
-        << "): " << about["hosts"] << " hosts, " << about["switches"] << " switches, "
-        << about["routing"].get<std::string>() << " routing, seed " << about["seed"] << "\n\n";
-    for (const std::string& line : result.table)
-      out << line << "\n";
-    const sim::ReportJson& r = report["results"];
-    char line[240];
-    std::snprintf(line, sizeof line,
-                  "simulated %.3f us%s; %llu events in %.2f s wall (%.2f M events/s), peak RSS %.0f MiB\n"
-                  "config digest %s\n",
-                  r["simulated_time_us"].get<double>(), r["finished"].get<bool>() ? "" : " (stopped at duration_us)",
-                  static_cast<unsigned long long>(result.events_dispatched), wall_s,
-                  static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9) / 1e6,
-                  performance["peak_rss_mib"].get<double>(), report["config_digest"].get<std::string>().c_str());
-    out << line;
-    break;
-  }
-  case sim::ReportFormat::json:
-    out << sim::report_to_json(report);
-    break;
-  case sim::ReportFormat::csv:
-    out << sim::report_to_csv(report);
-    break;
-  }
-  return sim::exit_ok;
+/// The table `run` prints for a fabric scenario: the fabric, each workload's own table, what the run cost.
+void print_fabric_table(std::ostream& out, const sim::ReportJson& report, const RunResult& result,
+                        const sim::ReportJson& performance) {
+  const sim::ReportJson& about = report["scenario"];
+  out << "scenario " << about["name"].get<std::string>() << " (" << about["file"].get<std::string>()
+      << "): " << about["hosts"] << " hosts, " << about["switches"] << " switches, "
+      << about["routing"].get<std::string>() << " routing, seed " << about["seed"] << "\n\n";
+  for (const std::string& line : result.table)
+    out << line << "\n";
+  const sim::ReportJson& r = report["results"];
+  const double wall_s = performance["wall_time_s"].get<double>();
+  char line[240];
+  std::snprintf(line, sizeof line,
+                "simulated %.3f us%s; %llu events in %.2f s wall (%.2f M events/s), peak RSS %.0f MiB\n"
+                "config digest %s\n",
+                r["simulated_time_us"].get<double>(), r["finished"].get<bool>() ? "" : " (stopped at duration_us)",
+                static_cast<unsigned long long>(result.events_dispatched), wall_s,
+                static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9) / 1e6,
+                performance["peak_rss_mib"].get<double>(), report["config_digest"].get<std::string>().c_str());
+  out << line;
 }
 
 int command_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -255,17 +215,20 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   if (!sim::parse_report_format(format_text, format))
     throw UsageError{"--format expects table, json or csv, got '" + format_text + "'"};
   const Scenario scenario = load_from(parsed, "run");
-  if (scenario.workload == WorkloadType::fabric)
-    return run_fabric_command(scenario, parsed, format, out, err);
-  if (parsed.values.count("trace"))
+  const bool fabric = scenario.workload == WorkloadType::fabric;
+  if (!fabric && parsed.values.count("trace"))
     throw UsageError{"--trace needs a fabric scenario (one with workloads); this one runs phold"};
+  std::unique_ptr<sim::Tracer> tracer;
+  sim::TraceFilter filter = trace_filter(parsed);
+  if (parsed.values.count("trace"))
+    tracer = std::make_unique<sim::Tracer>(parsed.values["trace"].as<std::string>(), std::move(filter));
 
-  RunOptions run_options;
+  const bool quiet = parsed.values.count("quiet") > 0;
   Progress progress{err, scenario.duration};
-  if (!parsed.values.count("quiet")) {
-    run_options.progress_hook = &Progress::hook;
-    run_options.progress_context = &progress;
-  }
+  RunOptions run_options;
+  run_options.progress_hook = quiet ? nullptr : &Progress::hook;
+  run_options.progress_context = &progress;
+  run_options.tracer = tracer.get();
   const auto started = std::chrono::steady_clock::now();
   RunResult result;
   try {
@@ -277,39 +240,33 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   progress.finish();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
-  sim::ReportJson report = result.report;
   sim::ReportJson performance;
   performance["wall_time_s"] = wall_s;
   performance["kernel_events_per_second"] = static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9);
   performance["peak_rss_mib"] = static_cast<double>(sim::peak_rss_bytes()) / (1024.0 * 1024.0);
-  const bool timing = parsed.values.count("timing") > 0;
-  sim::ReportJson deterministic = report;
-  if (timing)
+  sim::ReportJson report = result.report;
+  if (parsed.values.count("timing"))
     report["performance"] = performance;
-
-  if (parsed.values.count("out")) {
-    const std::string path = parsed.values["out"].as<std::string>();
-    std::ofstream file(path);
-    if (!file)
-      throw UsageError{"cannot write --out file '" + path + "'"};
-    file << sim::report_to_json(report);
-  }
-  if (!parsed.values.count("quiet")) {
-    switch (format) {
-    case sim::ReportFormat::table: {
-      // The table is for people: it always shows how long the run took.
-      sim::ReportJson with_timing = deterministic;
+  write_out_file(parsed, report);
+  if (quiet)
+    return sim::exit_ok;
+  switch (format) {
+  case sim::ReportFormat::table:
+    // The table is for people: it always shows how long the run took.
+    if (fabric) {
+      print_fabric_table(out, report, result, performance);
+    } else {
+      sim::ReportJson with_timing = result.report;
       with_timing["performance"] = performance;
       out << sim::report_to_table(with_timing);
-      break;
     }
-    case sim::ReportFormat::json:
-      out << sim::report_to_json(report);
-      break;
-    case sim::ReportFormat::csv:
-      out << sim::report_to_csv(report);
-      break;
-    }
+    break;
+  case sim::ReportFormat::json:
+    out << sim::report_to_json(report);
+    break;
+  case sim::ReportFormat::csv:
+    out << sim::report_to_csv(report);
+    break;
   }
   return sim::exit_ok;
 }
