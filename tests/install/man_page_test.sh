@@ -6,7 +6,9 @@ ibnetsim="$1"
 page="$2"
 help="$("$ibnetsim" --help)"
 # The command list: the indented lines between "commands:" and the next blank line, first word of each.
-commands="$(printf '%s\n' "$help" | awk '/^commands:/ {on = 1; next} on && /^$/ {exit} on && /^  [a-z]/ {print $1}')"
+# Here-strings, not pipes: awk and grep -q stop reading early, and under pipefail the writer's SIGPIPE would fail
+# the test at random.
+commands="$(awk '/^commands:/ {on = 1; next} on && /^$/ {exit} on && /^  [a-z]/ {print $1}' <<<"$help")"
 [[ -n "$commands" ]] || { echo "FAIL: no commands found in 'ibnetsim --help'" >&2; exit 1; }
 missing=0
 for command in $commands; do
@@ -16,7 +18,7 @@ for command in $commands; do
   fi
 done
 for word in data-dir IBNETSIM_DATA_DIR; do
-  if ! printf '%s\n' "$help" | grep -qF -- "$word" || ! sed 's/\\-/-/g' "$page" | grep -qF -- "$word"; then
+  if ! grep -qF -- "$word" <<<"$help" || ! grep -qF -- "$word" <<<"$(sed 's/\\-/-/g' "$page")"; then
     echo "FAIL: '$word' is not in both 'ibnetsim --help' and $page" >&2
     missing=1
   fi
