@@ -214,8 +214,8 @@ TEST_CASE("cli: validate checks without running, params lists parameters", "[cli
   CHECK_THAT(bad.err, Catch::Contains("/workload/lookahead_ns"));
   CHECK(bad.out.empty());
   // A fabric scenario is checked against its topology (a host it names must exist) before anything is printed.
-  const auto no_host = run_cli({"validate", testing::source_path("scenarios/default.json"), "--set",
-                                "/workloads/0/server=h99"});
+  const auto no_host =
+      run_cli({"validate", testing::source_path("scenarios/default.json"), "--set", "/workloads/0/server=h99"});
   CHECK(no_host.exit_code == 2);
   CHECK_THAT(no_host.err, Catch::Contains("/workloads/0/server"));
   CHECK(no_host.out.empty());
