@@ -214,12 +214,6 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
 
 } // namespace
 
-nlohmann::ordered_json fabric_profiles(const Scenario& scenario) {
-  if (scenario.workload != WorkloadType::fabric)
-    return nlohmann::ordered_json::object();
-  return profile_digests(load(scenario.fabric, scenario.file), scenario.fabric, scenario.file);
-}
-
 sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_json& profiles) {
   sim::ReportJson config = scenario_config(scenario);
   if (scenario.workload == WorkloadType::fabric)

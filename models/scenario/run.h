@@ -36,19 +36,17 @@ struct RunResult {
 RunResult run(const Scenario& scenario, const RunOptions& options = {});
 
 /// Everything a fabric scenario would run, checked without running it: the topology, the subnet, the hosts the
-/// workloads name. Returns the profiles' part of the configuration a run would report (fabric_profiles()).
+/// workloads name (filling in their defaults, such as a pattern's hosts, as a run does). Returns the profiles' part
+/// of the configuration a run would report: every parameter in effect of every hardware profile the fabric uses,
+/// with unit and source.
 nlohmann::ordered_json validate_fabric(const Scenario& scenario);
 
-/// Every parameter in effect of every hardware profile a fabric scenario's topology uses, with unit and source:
-/// its report's config/profiles. Loads the topology. Empty for a phold scenario.
-nlohmann::ordered_json fabric_profiles(const Scenario& scenario);
-
 /// The "config" a run of `scenario` reports, whose digest is the report's "config_digest": scenario_config() and,
-/// for a fabric, `profiles` (fabric_profiles()). Two runs with the same digest have the same inputs.
+/// for a fabric, `profiles` (validate_fabric()). Two runs with the same digest have the same inputs.
 sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_json& profiles);
 
-/// The digest `validate` prints: that of the config a run of `scenario` would report (checks a fabric scenario as
-/// validate_fabric() does).
+/// The digest `validate` prints and a sweep resumes by: that of the config a run of `scenario` would report
+/// (checks a fabric scenario as validate_fabric() does).
 std::string config_digest(const Scenario& scenario);
 
 } // namespace ib::scenario

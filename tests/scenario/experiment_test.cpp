@@ -166,6 +166,26 @@ TEST_CASE("sweep: 8 points run in parallel, give 8 rows with their values, and a
   }
 }
 
+TEST_CASE("sweep: a pattern whose hosts default to every host resumes without rerunning its points",
+          "[scenario][experiment]") {
+  // Regression: the resume check hashed the scenario before a run fills in the pattern's host list, which the report
+  // records, so every finished point ran again.
+  const std::string dir = fresh_dir("resume_pattern");
+  const std::string command = "sweep " + testing::source_path("scenarios/experiments/uniform_random.json") +
+                              " --sweep /seed=1,2 --set /workloads/0/messages=20 --out " + dir;
+  const auto first = run_executable(command, dir + ".1");
+  INFO(first.out << first.err);
+  REQUIRE(first.exit_code == 0);
+  CHECK_THAT(first.out, Catch::Contains("2 points: 2 run (0 failed), 0 already done"));
+  const json report = json::parse(slurp(dir + "/points/00000.json"));
+  CHECK(report.at("config").at("workloads").at(0).at("hosts").size() == 16); // filled in by the run
+  const auto second = run_executable(command, dir + ".2");
+  INFO(second.out << second.err);
+  REQUIRE(second.exit_code == 0);
+  CHECK_THAT(second.out, Catch::Contains("2 points: 0 run (0 failed), 2 already done"));
+  CHECK_THAT(second.out, !Catch::Contains("ran again"));
+}
+
 TEST_CASE("sweep: points whose topology file changed since they ran run again, and validate gives their digest",
           "[scenario][experiment]") {
   json topology = testing::star(2);

@@ -24,11 +24,8 @@ namespace fs = std::filesystem;
 
 namespace cli {
 
-using ib::scenario::fabric_profiles;
 using ib::scenario::load_scenario;
-using ib::scenario::run_config;
 using ib::scenario::Scenario;
-using ib::scenario::scenario_config;
 
 namespace {
 
@@ -256,25 +253,6 @@ std::string slurp(const std::string& path) {
   text << file.rdbuf();
   return text.str();
 }
-
-/// The config_digest a run of one point would report now. The hardware profiles' part needs the topology loaded,
-/// which can take longer than the rest, so it is kept per (topology, profile overrides): a sweep usually has one.
-class ConfigDigests {
-public:
-  std::string of(const Scenario& scenario) {
-    const nlohmann::ordered_json config = scenario_config(scenario);
-    const std::string key = config.value("topology", nlohmann::ordered_json()).dump() +
-                            config.value("topology_digest", std::string()) +
-                            scenario.resolved.value("profiles", nlohmann::json()).dump();
-    auto found = profiles_.find(key);
-    if (found == profiles_.end())
-      found = profiles_.emplace(key, fabric_profiles(scenario)).first;
-    return sim::digest_hex(run_config(scenario, found->second).dump());
-  }
-
-private:
-  std::map<std::string, nlohmann::ordered_json> profiles_;
-};
 
 /// The config_digest a finished point's report records; "" if the report cannot be read.
 std::string recorded_digest(const std::string& report_path) {
@@ -696,7 +674,6 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   std::vector<PointJob*> to_run;
   std::size_t resumed = 0;
   std::size_t stale = 0;
-  ConfigDigests digests;
   for (std::size_t i = 0; i < points.size(); ++i) {
     jobs[i].overrides = points[i].overrides;
     jobs[i].report_path = point_stem(dir, i) + ".json";
@@ -705,8 +682,10 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
       continue;
     if (fs::exists(jobs[i].report_path)) {
       // Done, unless what it was run from has changed since: a topology file or a hardware profile the scenario
-      // only names. Its report would then mix into results from other inputs, so it runs again.
-      if (recorded_digest(jobs[i].report_path) == digests.of(scenarios[i])) {
+      // only names. Its report would then mix into results from other inputs, so it runs again. The digest is
+      // the one `validate` prints, computed as a run computes it: with the workloads' defaults filled in on the
+      // fabric (a pattern's hosts), which the scenario alone does not know.
+      if (recorded_digest(jobs[i].report_path) == ib::scenario::config_digest(scenarios[i])) {
         ++resumed;
         jobs[i].exit_code = 0;
         continue;
