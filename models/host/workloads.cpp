@@ -256,7 +256,17 @@ std::vector<std::string> OptionReader::hosts(std::string_view key, std::string& 
       if (!(*list)[i].is_string())
         throw sim::InputError(json_.file(), sim::json_pointer_append(pointer, i), "a host name",
                               sim::describe_json_value((*list)[i]));
-      hosts.push_back((*list)[i].get<std::string>());
+      const std::string& name = (*list)[i].get_ref<const std::string&>();
+      // A host listed twice would run two programs that share its QPs' rendezvous: the run then fails inside the
+      // model (an unroutable packet, a retry counter exceeded), so it is bad input here.
+      const auto earlier = std::find(hosts.begin(), hosts.end(), name);
+      if (earlier != hosts.end())
+        throw sim::InputError(json_.file(), sim::json_pointer_append(pointer, i),
+                              "a host not listed before (it is already at " +
+                                  sim::json_pointer_append(pointer, static_cast<std::size_t>(earlier - hosts.begin())) +
+                                  ")",
+                              sim::describe_json_value((*list)[i]));
+      hosts.push_back(name);
     }
   }
   return hosts;

@@ -319,6 +319,11 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
       {"latency_qps",
        {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"qps", 2}},
        ":/workloads/0: expected post_list, cq_mod, tx_depth and qps of 1 for a latency test, got a larger value"},
+      // Regression: a host listed twice passed validate and then failed the run as a model invariant (exit 3).
+      {"hosts_twice",
+       {{"type", "all_to_all"}, {"hosts", {"h0", "h1", "h0"}}, {"size_bytes", 64}, {"messages", 1}},
+       ":/workloads/0/hosts/2: expected a host not listed before (it is already at /workloads/0/hosts/0), got string "
+       "\"h0\""},
   };
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.name) {
@@ -328,6 +333,9 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
       CHECK(r.exit_code == 2);
       CHECK_THAT(r.err, Catch::Contains(path + c.message));
       CHECK(r.out.empty());
+      const auto checked = run_cli({"validate", path}); // validate refuses what run refuses
+      CHECK(checked.exit_code == 2);
+      CHECK_THAT(checked.err, Catch::Contains(path + c.message));
     }
   }
 }
