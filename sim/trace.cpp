@@ -1,7 +1,10 @@
 #include "sim/trace.h"
 
+#include <cerrno>
 #include <cstdio>
-#include <stdexcept>
+#include <cstring>
+
+#include "sim/errors.h"
 
 namespace sim {
 namespace {
@@ -26,14 +29,24 @@ std::string micros(Time t) {
 
 } // namespace
 
-Tracer::Tracer(const std::string& path, TraceFilter filter) : out_(path), filter_(std::move(filter)) {
+Tracer::Tracer(const std::string& path, TraceFilter filter) : path_(path), out_(path), filter_(std::move(filter)) {
   if (!out_)
-    throw std::runtime_error("cannot write trace file '" + path + "'");
+    throw InputError(path, "", "a trace file that can be written (--trace)", std::strerror(errno));
   out_ << "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n";
 }
 
 Tracer::~Tracer() {
+  // A run that failed still leaves a complete document: its timeline up to the failure helps find the cause.
+  if (out_.is_open())
+    out_ << "\n]}\n";
+}
+
+void Tracer::finish() {
   out_ << "\n]}\n";
+  out_.close(); // the last buffer is written here: a full disk shows now
+  if (!out_)
+    throw InputError(path_, "", "a trace file that can be written (--trace)",
+                     errno != 0 ? std::strerror(errno) : "the write failed");
 }
 
 void Tracer::begin_event() {

@@ -24,7 +24,7 @@ struct TraceFilter {
 
 class Tracer {
 public:
-  /// Opens `path` for writing; throws std::runtime_error if it cannot.
+  /// Opens `path` for writing; InputError (exit 2) if it cannot.
   Tracer(const std::string& path, TraceFilter filter);
   ~Tracer();
   Tracer(const Tracer&) = delete;
@@ -44,9 +44,13 @@ public:
   /// Names a thread of a component ("port 1", "QP 7").
   void name_track(std::uint32_t id, std::uint32_t track, const std::string& name);
   std::uint64_t events_written() const { return events_; }
+  /// Ends the document and closes the file; InputError if any of it could not be written. Without it, the
+  /// destructor ends the document without reporting failures.
+  void finish();
 
 private:
   void begin_event();
+  std::string path_;
   std::ofstream out_;
   TraceFilter filter_;
   std::vector<std::string> names_;

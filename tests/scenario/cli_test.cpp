@@ -2,9 +2,14 @@
 // JSON pointer and expectation), invariant violations (exit 3) and byte-identical reports.
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include "sim/data_dir.h"
 #include "tests/scenario/cli_harness.h"
@@ -388,4 +393,70 @@ TEST_CASE("cli: the data directory is --data-dir, else IBNETSIM_DATA_DIR, else s
     ::setenv(sim::data_dir_environment, saved->c_str(), 1);
   else
     ::unsetenv(sim::data_dir_environment);
+}
+
+TEST_CASE("cli: outputs are checked before a run, written whole, and a failed write is exit 2 with the results shown",
+          "[cli][quick]") {
+  const std::string fabric = source_path("scenarios/default.json");
+  const std::vector<std::string> short_fabric = {"run", fabric, "--set", "/workloads/1/messages=1"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = short_fabric;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  SECTION("an --out or --trace that cannot be written fails before the run, with exit 2 naming it") {
+    const std::string missing = testing::scratch_path("no-such-dir/report.json");
+    auto r = run_cli(with({"--out", missing}));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(missing + ":/: expected a file that can be written (--out)"));
+    CHECK(r.out.empty()); // nothing ran
+    r = run_cli(with({"--out", testing::scratch_dir().string()}));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("got a directory"));
+    r = run_cli(with({"--trace", testing::scratch_path("no-such-dir/trace.json")}));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("expected a trace file that can be written (--trace)"));
+    CHECK(r.out.empty());
+  }
+  SECTION("--out is written whole: the complete report, no partial file left") {
+    const std::string path = testing::scratch_path("whole.json");
+    const auto r = run_cli(with({"--out", path, "--quiet"}));
+    REQUIRE(r.exit_code == 0);
+    std::ifstream file(path);
+    const nlohmann::json report = nlohmann::json::parse(file); // parses: complete
+    CHECK(report.contains("results"));
+    CHECK_FALSE(std::filesystem::exists(path + ".partial"));
+  }
+  SECTION("sweep and compare refuse an --out that is a file, as bad input") {
+    const std::string file = testing::write_temp("a_file", "x");
+    auto r =
+        run_cli({"sweep", source_path("scenarios/experiments/write_lat.json"), "--sweep", "/seed=1,2", "--out", file});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("expected a directory that can be created or written (--out)"));
+    r = run_cli({"compare", source_path("scenarios/experiments/write_lat.json"), "--out", file});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err,
+               Catch::Contains(file + ":/: expected a directory that can be created or written (--out), got a file"));
+  }
+  if (std::filesystem::is_character_file("/dev/full")) {
+    SECTION("a full disk: --out, --trace and stdout failures are exit 2, and the table is still printed") {
+      auto r = run_cli(with({"--out", "/dev/full"}));
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.out, Catch::Contains("ib_write_lat")); // the results were shown first
+      CHECK_THAT(r.err, Catch::Contains("/dev/full:/: expected a file that can be written, got No space left"));
+      CHECK(std::filesystem::is_character_file("/dev/full")); // written to, never replaced
+      r = run_cli(with({"--trace", "/dev/full"}));
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains("expected a trace file that can be written (--trace)"));
+      const std::string err_path = testing::scratch_path("stdout_full.err");
+      const int status = std::system((std::string(IBNETSIM_EXECUTABLE) + " run " + fabric +
+                                      " --set /workloads/1/messages=1 --format json >/dev/full 2>" + err_path)
+                                         .c_str());
+      CHECK(WEXITSTATUS(status) == 2);
+      std::ifstream err(err_path);
+      std::stringstream text;
+      text << err.rdbuf();
+      CHECK_THAT(text.str(), Catch::Contains("could not all be written to standard output"));
+    }
+  }
 }

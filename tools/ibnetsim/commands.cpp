@@ -23,6 +23,7 @@
 #include "sim/trace.h"
 #include "tools/ibnetsim/compare.h"
 #include "tools/ibnetsim/options.h"
+#include "tools/ibnetsim/output.h"
 #include "tools/ibnetsim/sweep.h"
 #include "tools/ibnetsim/topo_commands.h"
 
@@ -157,16 +158,6 @@ sim::TraceFilter trace_filter(const Parsed& parsed) {
   return filter;
 }
 
-void write_out_file(const Parsed& parsed, const sim::ReportJson& report) {
-  if (!parsed.values.count("out"))
-    return;
-  const std::string path = parsed.values["out"].as<std::string>();
-  std::ofstream file(path);
-  if (!file)
-    throw UsageError{"cannot write --out file '" + path + "'"};
-  file << sim::report_to_json(report);
-}
-
 /// The table `run` prints for a fabric scenario: the fabric, each workload's own table, what the run cost.
 void print_fabric_table(std::ostream& out, const sim::ReportJson& report, const RunResult& result,
                         const sim::ReportJson& performance) {
@@ -187,6 +178,29 @@ void print_fabric_table(std::ostream& out, const sim::ReportJson& report, const 
                 static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9) / 1e6,
                 performance["peak_rss_mib"].get<double>(), report["config_digest"].get<std::string>().c_str());
   out << line;
+}
+
+/// What `run` prints on stdout: the table for people, or the report as JSON or CSV.
+void print_report(std::ostream& out, sim::ReportFormat format, bool fabric, const sim::ReportJson& report,
+                  const RunResult& result, const sim::ReportJson& performance) {
+  switch (format) {
+  case sim::ReportFormat::table:
+    // The table is for people: it always shows how long the run took.
+    if (fabric) {
+      print_fabric_table(out, report, result, performance);
+    } else {
+      sim::ReportJson with_timing = result.report;
+      with_timing["performance"] = performance;
+      out << sim::report_to_table(with_timing);
+    }
+    break;
+  case sim::ReportFormat::json:
+    out << sim::report_to_json(report);
+    break;
+  case sim::ReportFormat::csv:
+    out << sim::report_to_csv(report);
+    break;
+  }
 }
 
 int command_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -218,6 +232,10 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   const bool fabric = scenario.workload == WorkloadType::fabric;
   if (!fabric && parsed.values.count("trace"))
     throw UsageError{"--trace needs a fabric scenario (one with workloads); this one runs phold"};
+  // Every output is checked before the run (the trace file is opened now): a run must not end in "cannot write".
+  const std::string out_path = parsed.values.count("out") ? parsed.values["out"].as<std::string>() : "";
+  if (!out_path.empty())
+    check_writable_file(out_path, "--out");
   std::unique_ptr<sim::Tracer> tracer;
   sim::TraceFilter filter = trace_filter(parsed);
   if (parsed.values.count("trace"))
@@ -247,27 +265,13 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   sim::ReportJson report = result.report;
   if (parsed.values.count("timing"))
     report["performance"] = performance;
-  write_out_file(parsed, report);
-  if (quiet)
-    return sim::exit_ok;
-  switch (format) {
-  case sim::ReportFormat::table:
-    // The table is for people: it always shows how long the run took.
-    if (fabric) {
-      print_fabric_table(out, report, result, performance);
-    } else {
-      sim::ReportJson with_timing = result.report;
-      with_timing["performance"] = performance;
-      out << sim::report_to_table(with_timing);
-    }
-    break;
-  case sim::ReportFormat::json:
-    out << sim::report_to_json(report);
-    break;
-  case sim::ReportFormat::csv:
-    out << sim::report_to_csv(report);
-    break;
-  }
+  // Results reach stdout before any file, so a failed write (exit 2) still shows them.
+  if (!quiet)
+    print_report(out, format, fabric, report, result, performance);
+  if (tracer)
+    tracer->finish();
+  if (!out_path.empty())
+    write_file_atomically(out_path, sim::report_to_json(report));
   return sim::exit_ok;
 }
 
@@ -412,7 +416,9 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
 
 } // namespace
 
-int run_command_line(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+namespace {
+
+int dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string command;
   try {
@@ -458,6 +464,19 @@ int run_command_line(int argc, const char* const* argv, std::ostream& out, std::
     err << "ibnetsim: internal error: " << e.what() << "\n";
     return 1;
   }
+}
+
+} // namespace
+
+int run_command_line(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  const int code = dispatch(argc, argv, out, err);
+  // Results go to stdout: losing them silently (a full disk, a closed pipe) would look like a successful run.
+  out.flush();
+  if (!out) {
+    err << "ibnetsim: error: the results could not all be written to standard output\n";
+    return code == sim::exit_ok ? sim::exit_input_error : code;
+  }
+  return code;
 }
 
 } // namespace cli

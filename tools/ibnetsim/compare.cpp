@@ -17,6 +17,7 @@
 #include "sim/report.h"
 #include "tools/ibnetsim/experiment.h"
 #include "tools/ibnetsim/options.h"
+#include "tools/ibnetsim/output.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -538,7 +539,7 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
   std::string dir;
   if (keep) {
     dir = fs::absolute(v["out"].as<std::string>()).lexically_normal().string();
-    fs::create_directories(dir);
+    make_output_directory(dir, "--out");
   } else {
     std::string pattern = (fs::temp_directory_path() / "ibnetsim-compare-XXXXXX").string();
     if (mkdtemp(pattern.data()) == nullptr)

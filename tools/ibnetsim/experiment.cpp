@@ -188,15 +188,4 @@ std::string csv_field(const std::string& text) {
   return out + "\"";
 }
 
-void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string partial = path + ".partial";
-  {
-    std::ofstream file(partial, std::ios::binary | std::ios::trunc);
-    file << text;
-    if (!file)
-      throw sim::InputError(path, "", "a file that can be written", std::strerror(errno));
-  }
-  std::filesystem::rename(partial, path);
-}
-
 } // namespace cli

@@ -54,7 +54,4 @@ std::string cell_text(const nlohmann::json& value);
 /// `text` as one CSV field (RFC 4180: quoted when it holds a comma, a quote or a newline).
 std::string csv_field(const std::string& text);
 
-/// Writes `text` to `path` through a temporary file and a rename, so readers never see half a file.
-void write_file_atomically(const std::string& path, const std::string& text);
-
 } // namespace cli

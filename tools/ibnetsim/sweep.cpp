@@ -18,6 +18,7 @@
 #include "sim/report.h"
 #include "tools/ibnetsim/experiment.h"
 #include "tools/ibnetsim/options.h"
+#include "tools/ibnetsim/output.h"
 
 namespace po = boost::program_options;
 namespace fs = std::filesystem;
@@ -352,7 +353,7 @@ void write_slurm(const std::string& path, const Sweep& sweep, const std::string&
   }
   script << "exec " << exe << " sweep " << sweep_file << " --out " << dir
          << " --point \"${SLURM_ARRAY_TASK_ID}\" --quiet\n";
-  fs::create_directories(dir + "/slurm");
+  make_output_directory(dir + "/slurm", "the sweep's Slurm logs");
   write_file_atomically(path, script.str());
   fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
 }
@@ -638,7 +639,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
 
   const std::string dir =
       fs::absolute(v.count("out") ? v["out"].as<std::string>() : sweep.name + ".sweep").lexically_normal().string();
-  fs::create_directories(dir + "/points");
+  make_output_directory(dir + "/points", "--out");
   // The manifest: what this directory's points are. A different sweep in the same directory would mix results.
   nlohmann::ordered_json manifest;
   manifest["scenario"] = sweep.scenario;
@@ -652,7 +653,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   const std::string manifest_text = manifest.dump(2) + "\n";
   if (v.count("restart")) {
     fs::remove_all(dir + "/points");
-    fs::create_directories(dir + "/points");
+    make_output_directory(dir + "/points", "--out");
   } else if (fs::exists(manifest_path) && slurp(manifest_path) != manifest_text) {
     throw sim::InputError(manifest_path, "",
                           "the same sweep (same scenario file, seed and points) to resume; use another --out, or "
