@@ -23,6 +23,14 @@ namespace {
 
 /// Longest value dump shown in an error message, in bytes.
 constexpr std::size_t max_dump_bytes = 60;
+/// Deepest nesting of objects and arrays accepted. Real inputs nest under ten levels; far deeper documents are
+/// hostile or broken, and code walking them recursively (nlohmann's copies, a reader's descent) would overflow the
+/// stack.
+constexpr std::size_t max_json_depth = 256;
+/// Largest JSON file read, in bytes: a topology of tens of thousands of nodes is tens of megabytes; anything beyond
+/// this is not an input (a device such as /dev/zero, a wrong file) and would otherwise be read without bound.
+constexpr std::size_t max_json_file_bytes = std::size_t{256} << 20;
+
 /// Longest parse-error reason shown, in bytes.
 constexpr std::size_t max_reason_bytes = 160;
 
@@ -280,10 +288,12 @@ public:
     switch (event) {
     case json::parse_event_t::object_start:
       enter_value();
+      check_depth();
       frames_.push_back(Frame{false, 0, {}, {}});
       break;
     case json::parse_event_t::array_start:
       enter_value();
+      check_depth();
       frames_.push_back(Frame{true, 0, {}, {}});
       break;
     case json::parse_event_t::key: {
@@ -317,6 +327,12 @@ private:
     if (!frames_.empty() && frames_.back().is_array) {
       frames_.back().token = std::to_string(frames_.back().next_index++);
     }
+  }
+
+  void check_depth() const {
+    if (frames_.size() >= max_json_depth)
+      fail(file_, current_pointer(), "objects and arrays nested at most " + std::to_string(max_json_depth) + " deep",
+           "deeper nesting");
   }
 
   std::string current_pointer() const {
@@ -383,6 +399,8 @@ JsonDocument load_json_file(const std::string& path) {
   char buf[1 << 16];
   std::size_t n = 0;
   while ((n = std::fread(buf, 1, sizeof buf, file.get())) > 0) {
+    if (text.size() + n > max_json_file_bytes)
+      fail(path, "", "a JSON file of at most " + std::to_string(max_json_file_bytes >> 20) + " MiB", "a larger input");
     text.append(buf, n);
   }
   if (std::ferror(file.get())) {

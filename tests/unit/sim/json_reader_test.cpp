@@ -705,3 +705,33 @@ TEST_CASE("sim::apply_override: sets numbers, strings, objects and array element
                          "\"lp_cuont\""});
   }
 }
+
+TEST_CASE("sim::parse_json_text: nesting deeper than 256 levels is bad input at its pointer, not a crash",
+          "[sim][quick]") {
+  const auto nested = [](std::size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  CHECK_NOTHROW(sim::parse_json_text("deep.json", nested(256)));
+  // Far deeper (a hostile input) used to overflow the stack in code that walks the document recursively.
+  for (const std::size_t depth : {257, 100'000}) {
+    try {
+      sim::parse_json_text("deep.json", nested(depth));
+      FAIL("no InputError for depth " << depth);
+    } catch (const sim::InputError& e) {
+      CHECK(e.file() == "deep.json");
+      CHECK(e.expected() == "objects and arrays nested at most 256 deep");
+      CHECK(e.got() == "deeper nesting");
+      CHECK(e.json_pointer().size() == 256 * 2); // "/0" per enclosing array
+    }
+  }
+}
+
+TEST_CASE("sim::load_json_file: an input without end (/dev/zero) is refused after 256 MiB", "[sim]") {
+  if (!std::filesystem::is_character_file("/dev/zero"))
+    return;
+  try {
+    sim::load_json_file("/dev/zero");
+    FAIL("no InputError");
+  } catch (const sim::InputError& e) {
+    CHECK(e.file() == "/dev/zero");
+    CHECK(e.expected() == "a JSON file of at most 256 MiB");
+  }
+}
