@@ -3,11 +3,17 @@
 // points, sweeps over hardware profile values; compare's latency and message-rate effects of inline, BlueFlame,
 // postlist and unsignaled completions, and its PCIe transactions per message against the reference's per-post costs.
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string>
+#include <sys/file.h>
+#include <unistd.h>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -184,6 +190,62 @@ TEST_CASE("sweep: a pattern whose hosts default to every host resumes without re
   REQUIRE(second.exit_code == 0);
   CHECK_THAT(second.out, Catch::Contains("2 points: 0 run (0 failed), 2 already done"));
   CHECK_THAT(second.out, !Catch::Contains("ran again"));
+}
+
+TEST_CASE("sweep: a directory another sweep is using is refused, while Slurm array tasks share it",
+          "[scenario][experiment]") {
+  const std::string scenario = write_scenario("lock", write_lat_scenario());
+  const std::string dir = fresh_dir("locked");
+  fs::create_directories(dir);
+  // Another sweep holds the directory (as a running sweep's lock does): a second one would rerun every point.
+  const int fd = ::open((dir + "/.lock").c_str(), O_RDWR | O_CREAT, 0644);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX) == 0);
+  const std::string command = "sweep " + scenario + " --sweep /seed=1,2 --out " + dir;
+  auto r = run_executable(command, dir + ".1");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains(dir + ":/: expected a directory no other sweep is using, got one in use by "
+                                          "another running sweep"));
+  // Array tasks (--point) run side by side, each on its own point: a shared lock lets them.
+  REQUIRE(::flock(fd, LOCK_SH) == 0);
+  r = run_executable(command + " --point 1", dir + ".2");
+  CHECK(r.exit_code == 0);
+  CHECK(fs::exists(dir + "/points/00001.json"));
+  ::close(fd);
+  r = run_executable(command, dir + ".3");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("2 points: 1 run (0 failed), 1 already done"));
+}
+
+TEST_CASE("sweep: SIGTERM stops the sweep's running points too, and leaves no partial report",
+          "[scenario][experiment]") {
+  const std::string dir = fresh_dir("signalled");
+  const std::string status_path = dir + ".status";
+  // Points long enough to be running a second in (or, on a slow machine, the sweep still validating: either way
+  // the signal must leave nothing running).
+  const std::string sweep = std::string(IBNETSIM_EXECUTABLE) + " sweep " +
+                            testing::source_path("scenarios/default.json") +
+                            " --sweep /seed=1,2,3,4,5,6 --set /workloads/1/messages=40 -j 2 --out " + dir;
+  const std::string script =
+      sweep + " >/dev/null 2>&1 & pid=$!; sleep 1; kill -TERM $pid; wait $pid; echo $? >" + status_path;
+  REQUIRE(std::system(script.c_str()) == 0);
+  std::ifstream status(status_path);
+  int exit_status = -1;
+  status >> exit_status;
+  CHECK(exit_status == 128 + SIGTERM);
+  // No point's run is left: no process whose command line writes into this sweep's points.
+  const std::string marker = dir + "/points/";
+  std::size_t left_running = 0;
+  for (const auto& entry : fs::directory_iterator("/proc")) {
+    std::ifstream cmdline(entry.path() / "cmdline", std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(cmdline)), std::istreambuf_iterator<char>());
+    if (text.find(marker) != std::string::npos && text.find("--quiet") != std::string::npos)
+      ++left_running;
+  }
+  CHECK(left_running == 0);
+  if (fs::exists(dir + "/points"))
+    for (const auto& entry : fs::directory_iterator(dir + "/points"))
+      CHECK(entry.path().extension() != ".partial");
 }
 
 TEST_CASE("sweep: points whose topology file changed since they ran run again, and validate gives their digest",

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
@@ -63,6 +65,53 @@ pid_t spawn_run(const std::string& exe, const std::string& scenario, std::option
   return pid;
 }
 
+/// The signal (SIGINT or SIGTERM) that asked a running sweep to stop; 0 while none has.
+volatile std::sig_atomic_t stop_signal = 0;
+
+extern "C" void on_stop_signal(int signal) {
+  stop_signal = signal;
+}
+
+/// While points run, SIGINT and SIGTERM only set stop_signal (interrupting waitpid), so the sweep can stop its
+/// children before it goes; the previous handlers come back afterwards.
+class StopSignals {
+public:
+  StopSignals() {
+    stop_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = &on_stop_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = 0; // no SA_RESTART: waitpid returns EINTR
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~StopSignals() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+
+private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+/// Stops every running child with SIGTERM, waits for them, removes their partial reports, then ends this process
+/// by the same signal it received (exit status 128 + signal, as shells report it).
+[[noreturn]] void stop_children(const std::map<pid_t, PointJob*>& running, int signal) {
+  for (const auto& [pid, job] : running)
+    ::kill(pid, SIGTERM);
+  for (const auto& [pid, job] : running) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    std::error_code ignored;
+    std::filesystem::remove(job->report_path + ".partial", ignored);
+  }
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+  std::_Exit(128 + signal); // if the signal is blocked
+}
+
 void flatten(const nlohmann::ordered_json& value, const std::string& name, Metrics& out) {
   if (value.is_object()) {
     for (const auto& [key, member] : value.items())
@@ -94,7 +143,10 @@ std::size_t run_points(const std::string& scenario, std::optional<std::uint64_t>
   const std::string exe = self_executable();
   std::map<pid_t, PointJob*> running;
   std::size_t next = 0, peak = 0;
+  const StopSignals signals;
   while (next < jobs.size() || !running.empty()) {
+    if (stop_signal != 0)
+      stop_children(running, stop_signal);
     while (running.size() < std::max(parallel, 1u) && next < jobs.size()) {
       PointJob* job = jobs[next++];
       running[spawn_run(exe, scenario, seed, *job)] = job;
@@ -106,7 +158,7 @@ std::size_t run_points(const std::string& scenario, std::optional<std::uint64_t>
     const pid_t pid = waitpid(-1, &status, 0);
     if (pid < 0) {
       if (errno == EINTR)
-        continue;
+        continue; // a stop signal is handled at the top of the loop
       throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
     }
     const auto found = running.find(pid);

@@ -2,8 +2,10 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <sys/file.h>
 #include <system_error>
 #include <unistd.h>
 
@@ -79,6 +81,25 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   fs::rename(partial, path, error);
   if (error)
     fail(error.message());
+}
+
+DirectoryLock::DirectoryLock(const std::string& dir, bool exclusive, const std::string& what) {
+  const std::string path = dir + "/.lock";
+  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    throw sim::InputError(dir, "", "a directory that can be locked (" + what + ")", std::strerror(errno));
+  if (::flock(fd_, (exclusive ? LOCK_EX : LOCK_SH) | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    fd_ = -1;
+    throw sim::InputError(dir, "", "a directory no other " + what + " is using",
+                          error == EWOULDBLOCK ? "one in use by another running " + what : std::strerror(error));
+  }
+}
+
+DirectoryLock::~DirectoryLock() {
+  if (fd_ >= 0)
+    ::close(fd_); // releases the lock
 }
 
 } // namespace cli

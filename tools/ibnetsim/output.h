@@ -15,6 +15,20 @@ void check_writable_file(const std::string& path, const std::string& what);
 /// `path` is a file.
 void make_output_directory(const std::string& path, const std::string& what);
 
+/// Holds a lock on directory `dir` (its file ".lock") for its lifetime, so two processes do not write the same
+/// results at once: exclusive, or shared among processes that each write only their own part (Slurm array tasks).
+/// Taken without waiting: a directory locked otherwise is an InputError naming `what` holds it.
+class DirectoryLock {
+public:
+  DirectoryLock(const std::string& dir, bool exclusive, const std::string& what);
+  ~DirectoryLock();
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
+
+private:
+  int fd_ = -1;
+};
+
 /// Writes `text` to `path` whole: into `path`.partial, flushed and closed, then renamed over `path`. A failed
 /// write (a full disk, a missing directory) removes the partial file and is an InputError naming `path`. A
 /// destination that exists and is not a regular file (/dev/stdout, a FIFO) is written in place.

@@ -640,6 +640,9 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   const std::string dir =
       fs::absolute(v.count("out") ? v["out"].as<std::string>() : sweep.name + ".sweep").lexically_normal().string();
   make_output_directory(dir + "/points", "--out");
+  // One sweep at a time in a directory, or else both would run every point and race on their reports; the tasks
+  // of a Slurm array (--point) each write their own point, so they share it.
+  const DirectoryLock lock(dir, !v.count("point"), "sweep");
   // The manifest: what this directory's points are. A different sweep in the same directory would mix results.
   nlohmann::ordered_json manifest;
   manifest["scenario"] = sweep.scenario;
