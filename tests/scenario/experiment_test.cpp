@@ -248,6 +248,28 @@ TEST_CASE("sweep: SIGTERM stops the sweep's running points too, and leaves no pa
       CHECK(entry.path().extension() != ".partial");
 }
 
+TEST_CASE("sweep and compare check every point as validate does before running or emitting anything",
+          "[scenario][experiment]") {
+  // Regression: a value only the fabric can refuse (a host the topology lacks) went into an emitted Slurm script,
+  // or failed at the end of a local sweep after the other points had run.
+  const std::string dir = fresh_dir("validated");
+  const std::string script = dir + ".slurm.sh";
+  const std::string scenario = testing::source_path("scenarios/experiments/write_lat.json");
+  auto r = run_executable(
+      "sweep " + scenario + " --sweep /workloads/0/server=h1,h99 --out " + dir + " --emit-slurm " + script, dir + ".1");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains(":/workloads/0/server: expected the name of a host (an HCA node) of the "
+                                    "topology, got \"h99\""));
+  CHECK_FALSE(fs::exists(script));
+  r = run_executable("sweep " + scenario + " --sweep /workloads/0/server=h1,h99 --out " + dir, dir + ".2");
+  CHECK(r.exit_code == 2);
+  CHECK_FALSE(fs::exists(dir + "/points/00000.json")); // nothing ran
+  r = run_executable("compare " + scenario + " --variant 'bad:/workloads/0/server=h99'", dir + ".3");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("got \"h99\""));
+  CHECK(r.out.empty());
+}
+
 TEST_CASE("sweep: points whose topology file changed since they ran run again, and validate gives their digest",
           "[scenario][experiment]") {
   json topology = testing::star(2);
@@ -445,18 +467,22 @@ TEST_CASE("sweep: a phold scenario's figures are its metrics", "[scenario][exper
 
 TEST_CASE("sweep: a failing point is reported in its row and the exit code, and the others still run",
           "[scenario][experiment]") {
-  const std::string scenario = write_scenario("failing", write_lat_scenario());
   const std::string dir = fresh_dir("failing");
-  // 4096 B cannot be inlined on a ConnectX-4 (max_inline_data_bytes 912): that point fails as bad input.
-  const auto r =
-      run_executable("sweep " + scenario + " --sweep /workloads/0/inline_size_bytes=0,4096 --out " + dir, dir);
-  CHECK(r.exit_code == 2);
+  // Bad input fails every point before anything runs (validated as `validate` does); what can still fail is a run:
+  // here PHOLD's invariant self-test breaks event conservation in one point (exit 3).
+  const auto r = run_executable("sweep " + testing::source_path("scenarios/phold.json") +
+                                    " --set /duration_us=5 --sweep /workload/self_test/drop_event_number=1000000000000,"
+                                    "500 --out " +
+                                    dir,
+                                dir);
+  CHECK(r.exit_code == 3);
   const std::vector<CsvRow> rows = read_csv(dir + "/results.csv");
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].at("status") == "ok");
-  CHECK(rows[1].at("status") == "failed (exit 2)");
-  CHECK_THAT(rows[1].at("error"), Catch::Contains("inline_size_bytes") && Catch::Contains("max_inline_data_bytes"));
-  CHECK(rows[1].at("ib_write_lat.t_typical_us").empty());
+  CHECK(rows[1].at("status") == "failed (exit 3)");
+  CHECK_THAT(rows[1].at("error"), Catch::Contains("[event-conservation]"));
+  CHECK(rows[1].at("events_handled").empty());
+  CHECK_FALSE(rows[0].at("events_handled").empty());
 }
 
 TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what was expected",

@@ -12,6 +12,7 @@
 #include <functional>
 #include <sstream>
 
+#include "models/scenario/run.h"
 #include "models/scenario/scenario.h"
 #include "sim/errors.h"
 #include "sim/report.h"
@@ -527,12 +528,13 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
     }
     variants = feature_variants(features, configs, settings);
   }
-  // Every variant must be a valid scenario before anything runs.
+  // Every variant must be a valid scenario before anything runs, checked as `validate` checks it (its fabric and
+  // the hosts its workloads name included), so a bad variant fails now rather than after the others ran.
   for (Variant& variant : variants) {
     std::vector<std::string> all = fixed;
     all.insert(all.end(), variant.overrides.begin(), variant.overrides.end());
     variant.overrides = all;
-    (void)load_scenario(scenario.file, variant.overrides, seed);
+    (void)ib::scenario::config_digest(load_scenario(scenario.file, variant.overrides, seed));
   }
 
   const bool keep = v.count("out") > 0;

@@ -631,11 +631,16 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   if (points.size() > max_points)
     throw UsageError{"a sweep of at most " + std::to_string(max_points) + " points; this one has " +
                      std::to_string(points.size())};
-  // Every point must be a valid scenario before anything runs: bad values fail here, all at once, with exit 2.
-  std::vector<Scenario> scenarios;
-  scenarios.reserve(points.size());
-  for (const SweepPoint& p : points)
-    scenarios.push_back(load_scenario(sweep.scenario, p.overrides, sweep.seed));
+  // Every point must be a valid scenario before anything runs or a Slurm script is written, checked as `validate`
+  // checks it (its fabric and the hosts its workloads name included): bad values fail here, all at once, with
+  // exit 2. The digest each point's run will report comes with it, for resuming. A Slurm task (--point) checks its
+  // own point only: the sweep that emitted the array checked them all.
+  std::vector<std::string> digests(points.size());
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Scenario scenario = load_scenario(sweep.scenario, points[i].overrides, sweep.seed);
+    if (!v.count("point") || v["point"].as<std::size_t>() == i)
+      digests[i] = ib::scenario::config_digest(scenario);
+  }
 
   const std::string dir =
       fs::absolute(v.count("out") ? v["out"].as<std::string>() : sweep.name + ".sweep").lexically_normal().string();
@@ -689,7 +694,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
       // only names. Its report would then mix into results from other inputs, so it runs again. The digest is
       // the one `validate` prints, computed as a run computes it: with the workloads' defaults filled in on the
       // fabric (a pattern's hosts), which the scenario alone does not know.
-      if (recorded_digest(jobs[i].report_path) == ib::scenario::config_digest(scenarios[i])) {
+      if (recorded_digest(jobs[i].report_path) == digests[i]) {
         ++resumed;
         jobs[i].exit_code = 0;
         continue;
