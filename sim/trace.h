@@ -44,6 +44,7 @@ public:
   /// Names a thread of a component ("port 1", "QP 7").
   void name_track(std::uint32_t id, std::uint32_t track, const std::string& name);
   std::uint64_t events_written() const { return events_; }
+  const TraceFilter& filter() const { return filter_; }
   /// Ends the document and closes the file; InputError if any of it could not be written. Without it, the
   /// destructor ends the document without reporting failures.
   void finish();

@@ -237,6 +237,17 @@ nlohmann::ordered_json validate_fabric(const Scenario& scenario) {
 
 namespace {
 
+/// A trace kept to components the fabric does not have would be empty: each name must be a host or switch.
+void check_trace_components(const ib::topo::Topology& topology, const sim::TraceFilter& filter) {
+  for (const std::string& name : filter.components) {
+    bool found = false;
+    for (std::size_t n = 0; n < topology.node_count() && !found; ++n)
+      found = topology.node(static_cast<ib::topo::NodeIndex>(n)).name == name;
+    if (!found)
+      throw sim::InputError("--trace-host", "", "the name of a host or switch of the topology", "\"" + name + "\"");
+  }
+}
+
 RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
   phold::RunOptions options;
   options.seed = scenario.seed;
@@ -286,6 +297,8 @@ RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
 RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   const FabricScenario& f = scenario.fabric;
   const ib::topo::Topology topology = load(f, scenario.file);
+  if (run_options.tracer != nullptr)
+    check_trace_components(topology, run_options.tracer->filter());
   const ib::sm::Subnet subnet = route(topology, f, scenario.file);
   ib::host::ClusterOptions options;
   options.seed = scenario.seed;

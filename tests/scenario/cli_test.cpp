@@ -418,6 +418,19 @@ TEST_CASE("cli: outputs are checked before a run, written whole, and a failed wr
     CHECK_THAT(r.err, Catch::Contains("expected a trace file that can be written (--trace)"));
     CHECK(r.out.empty());
   }
+  SECTION("trace filters that can match nothing are bad input before the run") {
+    const std::string trace = testing::scratch_path("filtered.json");
+    auto r = run_cli(with({"--trace", trace, "--trace-host", "nosuch"}));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--trace-host:/: expected the name of a host or switch of the topology, got "
+                                      "\"nosuch\""));
+    CHECK(r.out.empty());
+    r = run_cli(with({"--trace", trace, "--trace-from-us", "5", "--trace-to-us", "2"}));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--trace-from-us must not be after --trace-to-us"));
+    r = run_cli(with({"--trace", trace, "--trace-host", "h0", "--quiet"}));
+    CHECK(r.exit_code == 0);
+  }
   SECTION("--out is written whole: the complete report, no partial file left") {
     const std::string path = testing::scratch_path("whole.json");
     const auto r = run_cli(with({"--out", path, "--quiet"}));

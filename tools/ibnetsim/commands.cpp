@@ -151,6 +151,8 @@ sim::TraceFilter trace_filter(const Parsed& parsed) {
     filter.from = parse_us(parsed, "trace-from-us");
   if (parsed.values.count("trace-to-us"))
     filter.to = parse_us(parsed, "trace-to-us");
+  if (filter.from > filter.to)
+    throw UsageError{"--trace-from-us must not be after --trace-to-us: the window would hold nothing"};
   const bool filtered = parsed.values.count("trace-qp") || parsed.values.count("trace-host") ||
                         parsed.values.count("trace-from-us") || parsed.values.count("trace-to-us");
   if (filtered && !parsed.values.count("trace"))
