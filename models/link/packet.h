@@ -40,6 +40,8 @@ struct alignas(64) Packet {
   Opcode opcode = Opcode::send_only;
   bool global_route : 1 = false; ///< carries a GRH
   bool ack_request : 1 = false;  ///< BTH.A: the responder must acknowledge this packet
+  /// Per hop: a bit error hit it on the current link, so the receiver drops it on its CRC check (faults only).
+  bool corrupted : 1 = false;
   /// Per hop: the packet behind this one in the current switch's input FIFO (its value; invalid = none). The FIFO
   /// lives in the packets it holds, so queueing touches no memory but theirs.
   std::uint32_t next_in_queue = 0xffffffffu;
@@ -50,5 +52,13 @@ static_assert(sizeof(Packet) == 64, "a packet's fabric fields fit one cache line
 
 using PacketPool = sim::Pool<Packet>;
 using PacketHandle = sim::Handle<Packet>;
+
+/// Where a node puts a packet it drops (a fault lost it): the composer frees the packet and whatever its creator
+/// attached to it (an HCA's transport headers), which a switch cannot see.
+class PacketDiscard {
+public:
+  virtual ~PacketDiscard() = default;
+  virtual void discard(PacketHandle packet) = 0;
+};
 
 } // namespace ib::link

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cassert>
 #include <stdexcept>
 #include <utility>
@@ -56,6 +57,8 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
     }
     side->tx_.connected = true;
   }
+  a.peer_ = &b;
+  b.peer_ = &a;
   a.tx_.peer_type = b.owner_.type;
   a.tx_.peer_index = b.owner_.index;
   a.tx_.peer_number = b.number_;
@@ -124,11 +127,26 @@ void Port::absorb_flow_control(sim::Time now) {
 }
 
 void Port::send_pending_flow_control(sim::Simulator& sim) {
+  if (down_) { // nothing leaves a port whose link is down; link_up() resynchronises the credits
+    tx_.flow_control_pending = 0;
+    return;
+  }
   while (tx_.flow_control_pending != 0) {
     const auto vl = static_cast<std::uint8_t>(std::countr_zero(tx_.flow_control_pending));
     tx_.flow_control_pending &= static_cast<std::uint16_t>(tx_.flow_control_pending - 1);
     tx_.sent_since_flow_control &= static_cast<std::uint16_t>(~(1u << vl));
     tx_.busy_until = std::max(sim.now(), tx_.busy_until) + flow_control_packet_time_;
+    ++flow_control_pkts_;
+    if (tx_.lossy && flow_control_corrupted()) {
+      // The peer drops it on its CRC. FCTBS and FCCL are absolute, so the next FC packet for this VL heals the
+      // loss: the refresh timer sends one even if nothing else changes.
+      ++peer_->counters_.flow_control_lost;
+      ++peer_->counters_.symbol_errors;
+      tx_.sent_since_flow_control |= static_cast<std::uint16_t>(1u << vl);
+      vls_[vl].last_sent_fctbs = static_cast<std::uint16_t>(~0u); // differs from any 12-bit FCTBS
+      arm_refresh(sim);
+      continue;
+    }
     const std::uint32_t fctbs = vls_[vl].sender.fctbs();
     const std::uint32_t fccl = vls_[vl].receiver.fccl();
     const sim::Time arrives_at = tx_.busy_until + tx_.propagation_delay;
@@ -140,17 +158,150 @@ void Port::send_pending_flow_control(sim::Simulator& sim) {
     }
     vls_[vl].last_sent_fctbs = static_cast<std::uint16_t>(fctbs);
     vls_[vl].last_sent_fccl = static_cast<std::uint16_t>(fccl);
-    ++flow_control_pkts_;
   }
 }
 
-bool Port::on_vl15_arrives() {
+bool Port::on_vl15_arrives(const Packet& packet) {
+  if (down_) {
+    vls_[management_vl].rcv_data_words -= (packet.wire_bytes + 3) / 4; // never received
+    vls_[management_vl].rcv_pkts -= 1;
+    ++counters_.lost_on_wire;
+    return false;
+  }
   if (vl15_used_ >= config_.vl15_buffer_packets) {
     ++counters_.vl15_dropped;
     return false;
   }
   ++vl15_used_;
   return true;
+}
+
+bool Port::on_unexpected_arrival(const sim::Simulator& sim, const Packet& packet) {
+  if (!down_)
+    overrun(sim, packet);
+  // It was on the wire when the link went down: it never arrives.
+  vls_[packet.vl].rcv_data_words -= (packet.wire_bytes + 3) / 4;
+  vls_[packet.vl].rcv_pkts -= 1;
+  ++counters_.lost_on_wire;
+  return false;
+}
+
+bool Port::on_corrupted_arrival(sim::Simulator& sim, const Packet& packet) {
+  if (down_) {
+    ++counters_.lost_on_wire;
+    return false;
+  }
+  ++counters_.symbol_errors;
+  ++counters_.rcv_errors;
+  if (packet.vl == management_vl)
+    return false; // VL15 holds no credits
+  // The sender counted its blocks in FCTBS. A real receiver never counts them in ABR and resynchronises ABR to
+  // the next FCTBS; taking and freeing them at once leaves every FCCL the same and keeps the accounting exact.
+  const std::uint32_t blocks = blocks_for(packet.wire_bytes);
+  VlState& state = vls_[packet.vl];
+  if (packet.vl >= tx_.data_vls || !state.receiver.on_packet_arrived(blocks))
+    overrun(sim, packet);
+  state.blocks_received += blocks;
+  release(sim, packet.vl, packet.wire_bytes);
+  return false;
+}
+
+void Port::count_loss(Loss why) {
+  switch (why) {
+  case Loss::xmit_discard:
+    ++counters_.xmit_discards;
+    return;
+  case Loss::switch_relay:
+    ++counters_.rcv_switch_relay_errors;
+    return;
+  case Loss::in_buffer:
+    ++counters_.lost_in_buffer;
+    return;
+  }
+}
+
+void Port::discard_buffered(std::uint8_t vl, std::uint32_t wire_bytes) {
+  if (vl == management_vl) {
+    release_vl15();
+    return;
+  }
+  vls_[vl].receiver.on_packet_freed(blocks_for(wire_bytes));
+}
+
+void Port::set_bit_error_rate(double bit_error_rate, sim::Rng rng) {
+  if (bit_error_rate <= 0) {
+    errors_.reset();
+    tx_.lossy = false;
+    return;
+  }
+  errors_ = std::make_unique<BitErrors>(BitErrors{bit_error_rate, rng});
+  tx_.lossy = true;
+}
+
+void Port::corrupt_maybe(Packet& packet) {
+  BitErrors& e = *errors_;
+  if (packet.wire_bytes != e.memo_wire_bytes) {
+    // P(at least one of n bits wrong) = 1 - (1 - BER)^n, in a form exact for tiny rates.
+    e.memo_wire_bytes = packet.wire_bytes;
+    e.memo_probability = -std::expm1(8.0 * packet.wire_bytes * std::log1p(-e.bit_error_rate));
+  }
+  packet.corrupted = e.rng.bernoulli(e.memo_probability);
+}
+
+bool Port::flow_control_corrupted() {
+  BitErrors& e = *errors_;
+  return e.rng.bernoulli(-std::expm1(8.0 * flow_control_packet_bytes * std::log1p(-e.bit_error_rate)));
+}
+
+void link_down(sim::Simulator& sim, Port& a, Port& b) {
+  assert(a.peer_ == &b && b.peer_ == &a && "link_down() on ports that are not one link");
+  for (Port* side : {&a, &b}) {
+    if (side->down_)
+      continue;
+    if (side->blocked_since_ != sim::Time::max())
+      side->add_xmit_wait(sim.now());
+    side->down_ = true;
+    ++side->counters_.link_downed;
+    side->up_data_vls_ = side->tx_.data_vls;
+    // No VL is operational, so every data packet still arriving takes the lost path, and neither end may start
+    // a packet.
+    side->tx_.data_vls = 0;
+    side->tx_.connected = false;
+    side->tx_.busy_until = sim::Time::max();
+    side->tx_.data_busy_until = sim::Time::max();
+    side->tx_.flow_control_pending = 0;
+    side->tx_.sent_since_flow_control = 0;
+    side->inbox_ = FlowControlInbox{}; // flow-control packets on the wire are lost
+    side->wake_scheduled_at_ = sim::Time::max();
+  }
+}
+
+void link_up(sim::Simulator& sim, Port& a, Port& b) {
+  assert(a.peer_ == &b && b.peer_ == &a && "link_up() on ports that are not one link");
+  if (!a.down_ && !b.down_)
+    return;
+  for (Port* side : {&a, &b}) {
+    side->down_ = false;
+    side->tx_.data_vls = side->up_data_vls_;
+    side->tx_.connected = true;
+    side->tx_.busy_until = sim.now();
+    side->tx_.data_busy_until = sim.now();
+  }
+  // Link initialisation's flow-control exchange: each receiver takes its sender's FCTBS as ABR (IBA §7.9.4), so
+  // blocks lost with the link stop counting, and the sender holds the resulting FCCL.
+  for (auto [tx, rx] : {std::pair{&a, &b}, std::pair{&b, &a}}) {
+    for (int vl = 0; vl < tx->tx_.data_vls; ++vl) {
+      Port::VlState& out = tx->vls_[vl];
+      Port::VlState& in = rx->vls_[vl];
+      in.receiver.on_fctbs(out.sender.fctbs());
+      in.blocks_received = out.blocks_sent;
+      out.sender.on_flow_control(in.receiver.fccl());
+      in.last_sent_fccl = static_cast<std::uint16_t>(in.receiver.fccl());
+    }
+  }
+  for (Port* side : {&a, &b})
+    sim.schedule(sim.now(), side->owner_, static_cast<std::uint8_t>(PortEventKind::flow_control_arrives),
+                 side->number_);
 }
 
 void Port::overrun(const sim::Simulator& sim, const Packet& packet) const {
@@ -175,6 +326,8 @@ void Port::on_flow_control_arrives(sim::Simulator& sim) {
 
 void Port::on_flow_control_refresh(sim::Simulator& sim) {
   tx_.refresh_armed = false;
+  if (down_)
+    return;
   // Only a VL that has sent since its last FC packet can differ from what that packet carried: its FCTBS moved
   // (or wrapped back to the same 12 bits, which the comparison leaves out, as before).
   for (std::uint16_t vls = tx_.sent_since_flow_control; vls != 0; vls &= static_cast<std::uint16_t>(vls - 1)) {

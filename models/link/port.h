@@ -4,8 +4,11 @@
 // and periodically while credit state changes. Flow-control packets are serialized like data, before it, and
 // never interrupt a packet. VL15 is not flow-controlled. Which packet goes next (VL arbitration, crossbar) is the
 // owning node's choice; the port carries out send() and tells the peer node through events.
-// Left out: link training and the initial flow-control handshake (credits start as after it), symbol errors and
-// retraining, physical-layer delimiters and idles (the reference's convention), buffers shared across VLs.
+// Faults (a scenario's "faults"): a link goes down, losing what is on the wire and in its receive buffers, and comes
+// back with its credits re-initialised as link initialisation leaves them (ABR = FCTBS); a bit error rate corrupts
+// whole packets, which the receiver drops on its CRC check, data and flow-control packets alike.
+// Left out: link training's timing and the initial flow-control handshake (credits start as after it), symbol-level
+// error detail, physical-layer delimiters and idles (the reference's convention), buffers shared across VLs.
 #pragma once
 
 #include <algorithm>
@@ -20,6 +23,7 @@
 #include "models/link/vl_arbiter.h"
 #include "sim/event.h"
 #include "sim/ring.h"
+#include "sim/rng.h"
 #include "sim/simulator.h"
 #include "sim/time.h"
 #include "sim/trace.h"
@@ -134,7 +138,23 @@ struct PortCounters {
   std::uint64_t vl15_dropped = 0;      ///< VL15 packets dropped for lack of a receive slot
   std::array<std::uint64_t, vl_slots> xmit_data_words_by_vl{}; ///< PortVLXmitData (PortCountersExtended)
   std::array<std::uint64_t, vl_slots> xmit_pkts_by_vl{};       ///< PortVLXmitPkts
+  // Errors, which only faults cause.
+  std::uint64_t link_downed = 0;           ///< LinkDownedCounter: times the link went down
+  std::uint64_t symbol_errors = 0;         ///< SymbolErrorCounter: one per corrupted packet received
+  std::uint64_t rcv_errors = 0;            ///< PortRcvErrors: packets received with a bad CRC, dropped
+  std::uint64_t xmit_discards = 0;         ///< PortXmitDiscards: packets for this output dropped, its link down
+  std::uint64_t rcv_switch_relay_errors = 0; ///< PortRcvSwitchRelayErrors: received, but no route for the DLID
+  std::uint64_t lost_on_wire = 0;          ///< packets travelling towards this port when its link went down
+  std::uint64_t lost_in_buffer = 0;        ///< packets in this port's receive buffer when its link went down
+  std::uint64_t flow_control_lost = 0;     ///< flow-control packets to this port dropped on their CRC
+  /// Packets this port lost, whatever the cause.
+  std::uint64_t packets_lost() const {
+    return rcv_errors + xmit_discards + rcv_switch_relay_errors + lost_on_wire + lost_in_buffer;
+  }
 };
+
+/// What a node counts against one of its ports when it drops a packet there (PortCounters' error fields).
+enum class Loss : std::uint8_t { xmit_discard, switch_relay, in_buffer };
 
 class Port {
 public:
@@ -142,7 +162,10 @@ public:
   /// port `number`. Called once by the fabric, before connect().
   void bind(sim::Target owner, std::uint32_t owner_component_id, std::uint8_t number, const PortConfig& config);
 
+  /// Cabled and its link up: packets may be sent and received.
   bool connected() const { return tx_.connected; }
+  /// Cabled but its link is down (a fault): it sends nothing, and what arrives is lost.
+  bool down() const { return down_; }
   /// Every packet this port sends goes to `tracer` (nullptr: none) as a span from first to last bit.
   void set_tracer(sim::Tracer* tracer) {
     tracer_ = tracer;
@@ -160,6 +183,11 @@ public:
   std::uint32_t used_blocks(std::uint8_t vl) const { return vls_[vl].receiver.used_blocks(); }
   /// A snapshot of the counters (per-VL ones live beside each VL's credit state, where the hot path is).
   PortCounters counters() const;
+  /// The owner dropped a packet at this port for `why`.
+  void count_loss(Loss why);
+  /// Packets this port sends are corrupted with the probability that one of their bits is wrong at
+  /// `bit_error_rate` (0: none), drawn from `rng`; the receiver drops them on its CRC check.
+  void set_bit_error_rate(double bit_error_rate, sim::Rng rng);
   /// The port's VL arbitration; the subnet manager may replace its tables with set_vl_arbitration().
   VlArbiter& arbiter() { return arbiter_; }
   void set_vl_arbitration(const VlArbConfig& config) { arbiter_ = VlArbiter(config); }
@@ -193,6 +221,9 @@ public:
   /// The owner has data waiting that arbitration cannot send (no credits): counts toward xmit_wait until send(),
   /// and the owner gets a flow_control_arrives event when the next flow-control packet lands.
   void note_blocked(sim::Simulator& sim);
+  /// The owner drops a packet of `wire_bytes` it held in this port's buffer on `vl` because the link went down:
+  /// frees its blocks without telling the peer (link_up() re-initialises the credits).
+  void discard_buffered(std::uint8_t vl, std::uint32_t wire_bytes);
   /// The owner has nothing to send now: pending FC packets go out.
   void flush_flow_control(sim::Simulator& sim) {
     if (tx_.flow_control_pending != 0) // usually nothing waits: keep the call cheap on every send and tx_done
@@ -200,9 +231,10 @@ public:
   }
 
   // Receive side.
-  /// A packet_arrives event: the packet takes its blocks of the VL's buffer. Returns false only for a VL15
-  /// packet with no free slot (dropped; the owner frees it). Throws sim::InvariantViolation (credit-conservation)
-  /// if a data VL is overrun.
+  /// A packet_arrives event: the packet takes its blocks of the VL's buffer. Returns false when the packet is
+  /// dropped, which the owner then frees: a VL15 packet with no free slot, a corrupted packet (its blocks are freed
+  /// at once, as ABR's resynchronisation to FCTBS would), or any packet reaching a port whose link is down. Throws
+  /// sim::InvariantViolation (credit-conservation) if a data VL is overrun.
   bool on_packet_arrives(sim::Simulator& sim, const Packet& packet);
   /// The node is done with a packet of `wire_bytes` on `vl` (forwarded or consumed): frees its blocks and sends
   /// the new FCCL to the peer.
@@ -222,6 +254,13 @@ public:
   /// and the credits each side holds after link initialization. Throws std::invalid_argument if a buffer cannot
   /// hold one largest packet (the fabric reports it as an input error).
   friend void connect(Port& a, Port& b, const LinkConfig& link);
+  /// The link of `a` and `b` goes down now (both ends leave LinkUp): what is on the wire is lost on arrival, flow-
+  /// control packets in flight are lost, and neither end sends until link_up(). The owners drop what their buffers
+  /// hold for or from these ports (discard_buffered(), count_loss()).
+  friend void link_down(sim::Simulator& sim, Port& a, Port& b);
+  /// The link comes back: credits as link initialisation leaves them (each receiver's ABR set to its sender's
+  /// FCTBS, each sender holding the receiver's FCCL), and both owners get a flow_control_arrives event to send.
+  friend void link_up(sim::Simulator& sim, Port& a, Port& b);
 
 private:
   /// Applies every flow-control packet arrived by `now`: its FCCL becomes our credit limit.
@@ -235,10 +274,15 @@ private:
       arm_refresh_timer(sim);
   }
   void arm_refresh_timer(sim::Simulator& sim);
-  // Off the per-packet path: VL15's slots, an overrun (throws), xmit_wait's bookkeeping, tracing.
-  bool on_vl15_arrives();
+  // Off the per-packet path: VL15's slots, an overrun (throws), faults, xmit_wait's bookkeeping, tracing.
+  bool on_vl15_arrives(const Packet& packet);
   void release_vl15();
+  /// A data packet the buffer cannot take: lost (false) if the link is down, else an overrun (throws).
+  bool on_unexpected_arrival(const sim::Simulator& sim, const Packet& packet);
+  bool on_corrupted_arrival(sim::Simulator& sim, const Packet& packet);
   [[noreturn]] void overrun(const sim::Simulator& sim, const Packet& packet) const;
+  void corrupt_maybe(Packet& packet);
+  bool flow_control_corrupted();
   void add_xmit_wait(sim::Time start_at);
   void trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at);
 
@@ -266,6 +310,7 @@ private:
     bool connected : 1 = false; ///< a switch checks its output's on every arrival
     bool tracing : 1 = false;   ///< tracer_ is set
     bool refresh_armed : 1 = false;
+    bool lossy : 1 = false; ///< a bit error rate is set (errors_)
     sim::Target peer() const { return {peer_type, peer_index}; }
   };
   static_assert(sizeof(TxState) == 64, "a send touches one line of port state");
@@ -303,10 +348,24 @@ private:
   sim::Tracer* tracer_ = nullptr;
   sim::Time wake_scheduled_at_ = sim::Time::max();
   std::uint32_t vl15_used_ = 0;
+
+  // Faults, cold.
+  Port* peer_ = nullptr;      ///< the other end, once connected
+  bool down_ = false;         ///< down() and the VLs it ran, restored by link_up()
+  std::uint8_t up_data_vls_ = 0;
+  struct BitErrors {
+    double bit_error_rate;
+    sim::Rng rng;
+    std::uint32_t memo_wire_bytes = 0; ///< the packet size memo_probability is for
+    double memo_probability = 0;
+  };
+  std::unique_ptr<BitErrors> errors_;
 };
 
 std::string check_credit_conservation(const Port& tx, const Port& rx, bool quiescent);
 void connect(Port& a, Port& b, const LinkConfig& link);
+void link_down(sim::Simulator& sim, Port& a, Port& b);
+void link_up(sim::Simulator& sim, Port& a, Port& b);
 
 /// Blocks of the largest packet the model builds: 4096-byte payload with GRH, AtomicETH-sized extension headers,
 /// ICRC and VCRC (4194 bytes, 66 blocks). A VL buffer smaller than this could deadlock.
@@ -351,6 +410,8 @@ inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle 
 
   packet.vl = vl;
   packet.in_port = tx_.peer_number;
+  if (tx_.lossy) [[unlikely]]
+    corrupt_maybe(packet);
   packet.first_bit_at = start_at + tx_.propagation_delay;
   packet.last_bit_at = end_at + tx_.propagation_delay;
   sim.schedule((tx_.peer_arrival_after_tail ? packet.last_bit_at : packet.first_bit_at) + tx_.peer_arrival_delay,
@@ -364,14 +425,16 @@ inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle 
 
 inline bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
   assert(packet.in_port == number_);
+  if (packet.corrupted) [[unlikely]]
+    return on_corrupted_arrival(sim, packet);
   VlState& state = vls_[packet.vl];
   state.rcv_data_words += (packet.wire_bytes + 3) / 4;
   state.rcv_pkts += 1;
   if (packet.vl == management_vl)
-    return on_vl15_arrives();
+    return on_vl15_arrives(packet);
   const std::uint32_t blocks = blocks_for(packet.wire_bytes);
-  if (packet.vl >= tx_.data_vls || !state.receiver.on_packet_arrived(blocks))
-    overrun(sim, packet);
+  if (packet.vl >= tx_.data_vls || !state.receiver.on_packet_arrived(blocks)) [[unlikely]]
+    return on_unexpected_arrival(sim, packet);
   state.blocks_received += blocks;
   return true;
 }

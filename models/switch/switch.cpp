@@ -125,13 +125,15 @@ void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
   link::Packet& packet = pool_[handle];
   const std::uint8_t in = packet.in_port;
   if (!ports_[in].on_packet_arrives(sim, packet)) {
-    pool_.release(handle); // VL15 overflow: management packets may be dropped (IBA §7.9.5)
+    discard(handle); // VL15 overflow (IBA §7.9.5), or lost to a fault
     return;
   }
   // Route now: the LFT and SL2VL lookups happen as the header streams in.
   const std::uint8_t out = packet.dlid < lft_.size() ? lft_[packet.dlid] : no_route;
-  if (out == no_route || out >= ports_.size() || out == in || (out != management_port && !ports_[out].connected())) {
-    unroutable(sim, packet, out == in ? "the LFT sends it back out of its input port" : "no route for its DLID");
+  if (out == no_route || out >= ports_.size() || out == in || (out != management_port && !ports_[out].connected()))
+      [[unlikely]] {
+    misrouted(sim, handle, in, out);
+    return;
   }
   packet.out_port = out;
   if (out == management_port) {
@@ -242,6 +244,104 @@ void Switch::on_tx_done(sim::Simulator& sim, std::uint8_t out_port) {
   if (!output.sending) {
     ports_[out_port].flush_flow_control(sim);
   }
+}
+
+void Switch::discard(link::PacketHandle handle) {
+  if (discard_ != nullptr)
+    discard_->discard(handle);
+  else
+    pool_.release(handle);
+}
+
+void Switch::misrouted(sim::Simulator& sim, link::PacketHandle handle, std::uint8_t in, std::uint8_t out) {
+  const link::Packet& packet = pool_[handle];
+  const bool port_down = out < ports_.size() && out != management_port && ports_[out].down();
+  if (!faults_ || !(port_down || out == no_route))
+    unroutable(sim, packet, out == in ? "the LFT sends it back out of its input port" : "no route for its DLID");
+  // A real switch discards it: out of a down port until the SM reroutes, or with no path after it has.
+  if (port_down)
+    ports_[out].count_loss(link::Loss::xmit_discard);
+  else
+    ports_[in].count_loss(link::Loss::switch_relay);
+  ++counters_.packets_dropped;
+  const std::uint8_t vl = packet.vl;
+  const std::uint32_t wire_bytes = packet.wire_bytes;
+  discard(handle);
+  ports_[in].release(sim, vl, wire_bytes);
+}
+
+void Switch::set_forwarding_entries(std::uint32_t first_lid, std::span<const std::uint8_t> entries) {
+  if (lft_.size() < first_lid + entries.size())
+    lft_.resize(first_lid + entries.size(), no_route);
+  std::copy(entries.begin(), entries.end(), lft_.begin() + first_lid);
+}
+
+void Switch::on_link_down(sim::Simulator& sim, std::uint8_t number) {
+  // Drop, from every input FIFO, the packets held in the down port's buffer and those queued for it. An input's
+  // head may be waiting in an output's request list: note which heads went, to take them out of the lists.
+  std::vector<std::uint8_t> head_dropped(inputs_.size(), 0);
+  for (std::size_t s = 0; s < inputs_.size(); ++s) {
+    Input& input = inputs_[s];
+    const auto input_slot = static_cast<std::uint16_t>(s);
+    const std::uint8_t in_port = slot_port(input_slot);
+    const std::uint8_t vl = slot_vl(input_slot);
+    link::PacketHandle previous;
+    for (link::PacketHandle h = input.head; h.valid();) {
+      link::Packet& packet = pool_[h];
+      const link::PacketHandle next{packet.next_in_queue};
+      if (in_port == number || packet.out_port == number) {
+        if (h == input.head) {
+          head_dropped[s] = 1;
+          input.head = next;
+        } else {
+          pool_[previous].next_in_queue = next.value;
+        }
+        if (h == input.tail)
+          input.tail = previous;
+        const std::uint32_t wire_bytes = packet.wire_bytes;
+        discard(h);
+        ++counters_.packets_dropped;
+        if (in_port == number) {
+          ports_[number].count_loss(link::Loss::in_buffer);
+          ports_[number].discard_buffered(vl, wire_bytes);
+        } else {
+          ports_[number].count_loss(link::Loss::xmit_discard);
+          ports_[in_port].release(sim, vl, wire_bytes);
+        }
+      } else {
+        previous = h;
+      }
+      h = next;
+    }
+  }
+  // Request lists without the dropped heads, in their order.
+  for (std::size_t o = 1; o < outputs_.size(); ++o) {
+    Output& output = outputs_[o];
+    for (std::uint16_t vls = output.requested_vls; vls != 0; vls &= static_cast<std::uint16_t>(vls - 1)) {
+      const int vl = std::countr_zero(vls);
+      std::uint16_t kept_first = no_slot, kept_last = no_slot;
+      for (std::uint16_t s = output.first_request[vl]; s != no_slot;) {
+        const std::uint16_t next = inputs_[s].next_request;
+        if (!head_dropped[s]) {
+          if (kept_first == no_slot)
+            kept_first = s;
+          else
+            inputs_[kept_last].next_request = s;
+          kept_last = s;
+          inputs_[s].next_request = no_slot;
+        }
+        s = next;
+      }
+      output.first_request[vl] = kept_first;
+      output.last_request[vl] = kept_last;
+      if (kept_first == no_slot)
+        output.requested_vls &= static_cast<std::uint16_t>(~(1u << vl));
+    }
+  }
+  // Inputs with a new head request its output.
+  for (std::size_t s = 0; s < inputs_.size(); ++s)
+    if (head_dropped[s] && inputs_[s].head.valid() && !inputs_[s].busy)
+      serve_head(sim, static_cast<std::uint16_t>(s));
 }
 
 void Switch::unroutable(const sim::Simulator& sim, const link::Packet& packet, const char* why) const {

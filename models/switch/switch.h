@@ -4,12 +4,15 @@
 // tables), then first-come-first-served among inputs of that VL. A packet may leave once its header is in plus
 // the port-to-port latency (cut-through; it never ends before its tail arrives) or once its tail is in plus the
 // latency (store-and-forward); the port's arrival event comes at that instant. Only an input's head packet can move, so
-// head-of-line blocking emerges from the buffers. Left out: multicast (MFT), adaptive routing, congestion control
+// head-of-line blocking emerges from the buffers. Faults: once a port's link is down, the packets its buffer holds
+// and those queued anywhere for it are dropped, as are later arrivals routed to it (PortXmitDiscards) or to no
+// route after a reroute (PortRcvSwitchRelayErrors), until the subnet manager's new tables steer around it. Left out: multicast (MFT), adaptive routing, congestion control
 // (FECN/BECN), input speedup beyond one packet per (port, VL) at a time, and packet lifetime limits.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,7 @@ std::string validate(const Params& params);
 struct Counters {
   std::uint64_t packets_forwarded = 0;     ///< packets that left through an output port
   std::uint64_t packets_to_management = 0; ///< packets for the switch's own LID (port 0), consumed
+  std::uint64_t packets_dropped = 0;       ///< lost to faults (the ports' counters say where and why)
 };
 
 /// The switch's event kinds: the ports' own first, then the switch's.
@@ -69,6 +73,19 @@ public:
   const link::Port& port(std::uint8_t number) const { return ports_.at(number); }
   /// The linear forwarding table: entry d is the output port for DLID d (0 = this switch, 255 = no route).
   void set_forwarding_table(std::vector<std::uint8_t> lft) { lft_ = std::move(lft); }
+  const std::vector<std::uint8_t>& forwarding_table() const { return lft_; }
+  /// Entries first_lid.. of the LFT take `entries` (an LFT block written by the subnet manager).
+  void set_forwarding_entries(std::uint32_t first_lid, std::span<const std::uint8_t> entries);
+  /// Where dropped packets go (faults), and that packets for a down port or for no route are a fault's loss
+  /// rather than a routing error (an invariant violation, `unroutable-packet`). Without a sink the switch
+  /// frees packets itself (fine for packets that carry no transport headers).
+  void set_fault_handling(link::PacketDiscard* discard) {
+    discard_ = discard;
+    faults_ = true;
+  }
+  /// Port `number`'s link has gone down (link::link_down() was called): drops what its receive buffer holds
+  /// and every packet queued for it as an output.
+  void on_link_down(sim::Simulator& sim, std::uint8_t number);
   /// SL2VL of one (input, output) port pair; without it, SL s goes to VL (OpenSM default[s] mod output VLs).
   void set_sl_to_vl(std::uint8_t in_port, std::uint8_t out_port, const std::array<std::uint8_t, 16>& vl_by_sl);
 
@@ -129,6 +146,10 @@ private:
   void arbitrate(sim::Simulator& sim, std::uint8_t out_port);
   std::uint8_t output_vl(std::uint8_t in_port, std::uint8_t out_port, std::uint8_t sl) const;
   [[noreturn]] void unroutable(const sim::Simulator& sim, const link::Packet& packet, const char* why) const;
+  /// A packet that arrived on `in` and routes to `out`, which cannot take it: dropped if faults explain it (its
+  /// blocks freed), else unroutable().
+  void misrouted(sim::Simulator& sim, link::PacketHandle handle, std::uint8_t in, std::uint8_t out);
+  void discard(link::PacketHandle handle);
 
   sim::Target self_;
   std::uint32_t component_id_;
@@ -140,6 +161,8 @@ private:
   std::vector<std::uint8_t> lft_;
   std::vector<std::uint8_t> sl_to_vl_; ///< (in * ports + out) * 16 + SL; empty = default mapping
   Counters counters_;
+  link::PacketDiscard* discard_ = nullptr;
+  bool faults_ = false;
 };
 
 } // namespace ib::sw
