@@ -48,7 +48,13 @@ public:
   void prefetch_switch_event(const sim::Event& event) const { switch_at_[event.index]->prefetch(event); }
   void prefetch_switch_event_near(const sim::Event& event) const { switch_at_[event.index]->prefetch_near(event); }
 
-  /// Every cabled port pair, for counters.
+  /// Faults may happen: switches drop packets for down ports or no route (counted) into `discard` instead of
+  /// reporting them as routing errors (models/fabric/faults.h).
+  void enable_fault_handling(link::PacketDiscard* discard) {
+    for (sw::Switch& s : switches_)
+      s.set_fault_handling(discard);
+  }
+  /// Every cabled port pair, in topology link order, for counters and faults.
   const std::vector<std::pair<link::Port*, link::Port*>>& links() const { return links_; }
   /// Credit conservation on every link and buffer accounting in every switch; when `quiescent`, also that no
   /// packet is left in the fabric. "" when all hold.

@@ -170,6 +170,9 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
     }
     last_wqe_bytes = slot.wqe_bytes;
     ++qp.sq_posted;
+    if (qp.type == verbs::QpType::rc && wr.opcode != verbs::WrOpcode::rdma_read &&
+        wr.opcode != verbs::WrOpcode::atomic_cmp_and_swp && wr.opcode != verbs::WrOpcode::atomic_fetch_and_add)
+      ++qp.counters.rc_requests_posted;
     ++posted;
   }
   if (posted == 0)

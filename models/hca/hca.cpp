@@ -91,6 +91,14 @@ const QpCounters& Hca::qp_counters(std::uint32_t qpn) const {
   return qp_by_qpn(qpn).counters;
 }
 
+std::vector<RcConnection> Hca::rc_connections() const {
+  std::vector<RcConnection> out;
+  for (const Qp& qp : qps_)
+    if (qp.type == verbs::QpType::rc && qp.state != verbs::QpState::reset && qp.state != verbs::QpState::init)
+      out.push_back({qp.qpn, qp.attr.dest_lid, qp.attr.dest_qpn});
+  return out;
+}
+
 QpCounters Hca::totals() const {
   QpCounters t;
   for (const Qp& qp : qps_) {
@@ -110,6 +118,10 @@ QpCounters Hca::totals() const {
     t.duplicates_received += c.duplicates_received;
     t.dropped += c.dropped;
     t.peak_reads_outstanding = std::max(t.peak_reads_outstanding, c.peak_reads_outstanding);
+    t.rc_requests_posted += c.rc_requests_posted;
+    t.rc_requests_completed += c.rc_requests_completed;
+    t.rc_requests_failed += c.rc_requests_failed;
+    t.error_completions += c.error_completions;
   }
   return t;
 }

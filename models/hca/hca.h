@@ -79,6 +79,17 @@ struct QpCounters {
   std::uint64_t retransmitted_packets = 0, timeouts = 0, sequence_naks_received = 0, rnr_naks_received = 0;
   std::uint64_t rnr_naks_sent = 0, sequence_naks_sent = 0, duplicates_received = 0, dropped = 0;
   std::uint32_t peak_reads_outstanding = 0; ///< most READs/atomics in flight at once as initiator
+  /// RC SEND and WRITE work requests: posted, completed successfully, completed in error (flushes included).
+  /// The responder's messages_received must lie between completed and posted (exactly-once).
+  std::uint64_t rc_requests_posted = 0, rc_requests_completed = 0, rc_requests_failed = 0;
+  std::uint64_t error_completions = 0; ///< send and receive work requests completed in error
+};
+
+/// An RC QP's connection: its QPN and where its requests go.
+struct RcConnection {
+  std::uint32_t qpn;
+  std::uint16_t dest_lid;
+  std::uint32_t dest_qpn;
 };
 
 /// PCIe transactions of an HCA by what they were for.
@@ -166,6 +177,8 @@ public:
   const PcieCounters& pcie_counters() const { return pcie_; }
   const pcie::Bus& bus() const { return *bus_; }
   std::uint32_t qp_count() const;
+  /// Every RC QP that was connected (RTR or later), with its destination.
+  std::vector<RcConnection> rc_connections() const;
   /// Bytes of SEND and WRITE payload this HCA placed in host memory as a responder, and requested ones it sent
   /// and had completed successfully: summed over a fabric, the two must agree.
   std::uint64_t responder_bytes_placed() const { return responder_bytes_placed_; }

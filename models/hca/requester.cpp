@@ -479,8 +479,10 @@ void Hca::complete_requests(sim::Simulator& sim, Qp& qp) {
   while (qp.uncompleted != qp.processed && qp.wqes[qp.uncompleted % depth].done) {
     const std::uint32_t k = qp.uncompleted;
     const verbs::SendWr& wr = qp.sq[k % depth].wr;
-    if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode))
+    if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode)) {
       requester_bytes_completed_ += wr.length_bytes;
+      ++qp.counters.rc_requests_completed;
+    }
     if (wr.signaled) {
       verbs::WorkCompletion wc;
       wc.wr_id = wr.wr_id;
@@ -513,6 +515,9 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     wc.opcode = completion_opcode(wr.opcode);
     wc.qp_num = qp.qpn;
     write_cqe(sim, qp.send_cq, wc, qp.index, k, true);
+    ++qp.counters.error_completions;
+    if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode))
+      ++qp.counters.rc_requests_failed;
     first = false;
   }
   qp.uncompleted = qp.sq_posted;
@@ -526,6 +531,7 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     wc.opcode = verbs::WcOpcode::recv;
     wc.qp_num = qp.qpn;
     write_cqe(sim, qp.recv_cq, wc, qp.index, k, false);
+    ++qp.counters.error_completions;
   }
   qp.rq_consumed = qp.rq_fetched = qp.rq_placed = qp.rq_posted;
   qp.in_message = false;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/fabric/fabric.h"
+#include "models/fabric/faults.h"
 #include "models/hca/hca.h"
 #include "models/host/context.h"
 #include "models/sm/subnet.h"
@@ -26,6 +27,7 @@ namespace ib::host {
 
 inline constexpr sim::ComponentType switch_type = 1;
 inline constexpr sim::ComponentType hca_type = 2;
+inline constexpr sim::ComponentType fault_type = 3;
 
 struct ClusterOptions {
   std::uint64_t seed = 1;
@@ -46,9 +48,11 @@ struct HostNode {
   sim::HostRuntime* runtime = nullptr;
   const sm::Subnet* subnet = nullptr; ///< for path records (SLs)
   const sm::SwitchIndex* switch_index = nullptr;
+  /// Faults are injected: a work request completing in error is an outcome to report, not a model failure.
+  bool faults = false;
 };
 
-class Cluster : private fabric::HcaPorts {
+class Cluster : private fabric::HcaPorts, private link::PacketDiscard {
 public:
   /// Builds everything; profiles that do not read or validate are sim::InputError.
   Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const ClusterOptions& options = {});
@@ -62,6 +66,11 @@ public:
 
   /// A program on host `host_name`, started when run() starts.
   void spawn(std::string_view host_name, std::string program_name, std::function<void(Context&)> body);
+  /// Injects `faults` (in time order) during run(); the SM reacts as `options` and `sm_params` say. Call before
+  /// run(). With faults, work requests may complete in error and programs may wait for what was lost.
+  void inject_faults(std::vector<fabric::Fault> faults, const sm::SmOptions& options, const sm::Params& sm_params);
+  /// The injector, or nullptr when no faults are injected.
+  const fabric::FaultInjector* faults() const { return faults_.get(); }
   /// Sends a timeline of every component to `tracer` (nullptr: none). Call before run().
   void set_tracer(sim::Tracer* tracer);
   /// Runs until every program has ended and the fabric is idle, or until `until`.
@@ -70,10 +79,14 @@ public:
   sim::Time programs_ended_at() const { return programs_ended_at_; }
   /// "" when every invariant holds after the run; else what broke.
   std::string check_invariants() const;
+  /// Every RC connection delivered each request it completed, and nothing it did not post (`exactly-once`):
+  /// completed <= delivered <= posted, at any time. "" when it holds.
+  std::string check_exactly_once() const;
 
 private:
   link::Port& hca_port(topo::NodeIndex node, topo::PortNumber port, sm::Lid base_lid,
                        const hca::Params& params) override;
+  void discard(link::PacketHandle packet) override;
 
   const topo::Topology& topology_;
   const sm::Subnet& subnet_;
@@ -86,6 +99,7 @@ private:
   std::vector<std::int32_t> host_of_node_;
   std::unique_ptr<fabric::Fabric> fabric_;
   sim::HostRuntime runtime_;
+  std::unique_ptr<fabric::FaultInjector> faults_;
   sim::Time programs_ended_at_;
 };
 

@@ -29,6 +29,7 @@ public:
     iterations_ = static_cast<std::uint32_t>(o.integer("iterations"));
     reduce_ns_per_byte_ = o.number("reduce_ns_per_byte");
     mtu_ = read_mtu(o);
+    recovery_ = read_rc_recovery(o);
     start_ = o.duration("start_us");
     o.json().finish();
   }
@@ -42,6 +43,8 @@ public:
     c["iterations"] = iterations_;
     c["reduce_ns_per_byte"] = reduce_ns_per_byte_;
     c["mtu_bytes"] = mtu_;
+    c["qp_timeout"] = recovery_.timeout;
+    c["retry_count"] = recovery_.retry_count;
     c["start_us"] = start_.us();
     return c;
   }
@@ -60,7 +63,13 @@ public:
     first_start_.assign(iterations_, sim::Time::max());
     last_end_.assign(iterations_, sim::Time::zero());
     for (std::uint32_t i = 0; i < n; ++i)
-      cluster.spawn(hosts_[i], name_ + "/" + hosts_[i], [this, i](Context& ctx) { run_host(ctx, i); });
+      cluster.spawn(hosts_[i], name_ + "/" + hosts_[i], [this, i](Context& ctx) {
+        try {
+          run_host(ctx, i); // like an MPI rank, a host stops at its first failed work request
+        } catch (const ProgramFailed&) {
+          ++programs_failed_;
+        }
+      });
   }
 
   nlohmann::ordered_json results() const override {
@@ -153,6 +162,8 @@ private:
       attr.dest_qpn = qpn;
       attr.sl = ctx.path_sl(lid);
       attr.path_mtu = static_cast<verbs::Mtu>(mtu_);
+      attr.timeout = recovery_.timeout;
+      attr.retry_cnt = recovery_.retry_count;
       ctx.connect_qp(qp_of[p], attr);
       // A RECV per step that this peer writes to us: WRITE with immediate consumes one.
       std::uint32_t from_p = 0;
@@ -177,18 +188,23 @@ private:
         wr.remote_address = buffers_[st.to] + st.offset;
         wr.immediate = s;
         const verbs::PostResult r = ctx.post_send(qp_of[st.to], wr);
-        if (!r.ok())
-          throw sim::InvariantViolation("allreduce-post", name_, "post_send refused a work request",
-                                        std::string(verbs::to_string(r.error)));
+        if (!r.ok()) {
+          if (!ctx.faults() || r.error != verbs::PostError::invalid_state)
+            throw sim::InvariantViolation("allreduce-post", name_, "post_send refused a work request",
+                                          std::string(verbs::to_string(r.error)));
+          record_failure(true, verbs::to_string(verbs::WcStatus::wr_flush_err), "allreduce-completion");
+          throw ProgramFailed{};
+        }
         // Wait for this step's data from the peer, then reduce it into the vector.
         const std::uint32_t needed = it * steps + s + 1;
         while (arrived < needed) {
           const int got = ctx.wait_cq(cq, wc);
           for (int k = 0; k < got; ++k) {
             const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
-            if (c.status != verbs::WcStatus::success)
-              throw sim::InvariantViolation("allreduce-completion", name_, "a work request failed",
-                                            std::string(verbs::to_string(c.status)));
+            if (c.status != verbs::WcStatus::success) {
+              record_failure(ctx.faults(), verbs::to_string(c.status), "allreduce-completion");
+              throw ProgramFailed{};
+            }
             if (c.opcode == verbs::WcOpcode::recv_rdma_with_imm)
               ++arrived;
           }
@@ -214,6 +230,7 @@ private:
   std::vector<std::string> hosts_;
   std::string hosts_pointer_;
   std::uint32_t size_ = 0, iterations_ = 0, mtu_ = 0;
+  RcRecovery recovery_;
   double reduce_ns_per_byte_ = 0;
   sim::Time start_;
   Rendezvous* rendezvous_ = nullptr;
@@ -237,6 +254,8 @@ const OptionTable& collective_options() {
       {"reduce_ns_per_byte", OptionKind::number, "ns/byte", 0, 1000, uses(with_default(0)),
        "CPU time to reduce each received byte into the vector"},
       mtu_option(),
+      qp_timeout_option(),
+      retry_count_option(),
       start_option(),
   }};
   return table;

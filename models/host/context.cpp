@@ -8,6 +8,10 @@ namespace ib::host {
 
 Context::Context(sim::Program& program, HostNode& node) : program_(program), node_(node) {}
 
+bool Context::faults() const {
+  return node_.faults;
+}
+
 hca::Hca& Context::hca() {
   return *node_.hca;
 }

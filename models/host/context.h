@@ -20,6 +20,8 @@ public:
   Context(sim::Program& program, HostNode& node);
 
   sim::Program& program() { return program_; }
+  /// Faults are injected into this run: work requests may fail, and messages may never come.
+  bool faults() const;
   sim::Time now() const { return program_.now(); }
   hca::Hca& hca();
   /// The host's memory: allocate buffers here; in verification mode they hold bytes.

@@ -70,6 +70,7 @@ public:
     messages_ = static_cast<std::uint32_t>(o.integer("messages"));
     tx_depth_ = static_cast<std::uint32_t>(o.integer("tx_depth"));
     mtu_ = read_mtu(o);
+    recovery_ = read_rc_recovery(o);
     start_ = o.duration("start_us");
     if (type == "incast") {
       receiver_ = o.text("receiver");
@@ -96,6 +97,8 @@ public:
     c["messages"] = messages_;
     c["tx_depth"] = tx_depth_;
     c["mtu_bytes"] = mtu_;
+    c["qp_timeout"] = recovery_.timeout;
+    c["retry_count"] = recovery_.retry_count;
     c["start_us"] = start_.us();
     if (!receiver_.empty())
       c[type_ == "incast" ? "receiver" : "hot_host"] = receiver_;
@@ -118,6 +121,7 @@ public:
     line_rate_gbps_ = cluster.host(hosts_[0]).hca->port(1).link().data_rate.bps() / 1e9;
     plan(cluster);
     flows_.assign(hosts_.size() * hosts_.size(), FlowStats{});
+    failed_to_.assign(hosts_.size(), 0);
     peer_buffer_.assign(hosts_.size(), 0);
     for (std::uint32_t i = 0; i < hosts_.size(); ++i)
       cluster.spawn(hosts_[i], name_ + "/" + hosts_[i], [this, i](Context& ctx) { run_host(ctx, i); });
@@ -315,6 +319,8 @@ private:
       attr.dest_qpn = qpn;
       attr.sl = ctx.path_sl(lid);
       attr.path_mtu = static_cast<verbs::Mtu>(mtu_);
+      attr.timeout = recovery_.timeout;
+      attr.retry_cnt = recovery_.retry_count;
       ctx.connect_qp(qp_of[p], attr);
       if (verb_ == "send")
         for (std::uint32_t k = 0; k < std::min<std::uint32_t>(incoming[p], 32768); ++k)
@@ -331,7 +337,10 @@ private:
     std::uint32_t outstanding = 0;
     std::uint64_t received = 0;
     const std::uint64_t to_receive = std::accumulate(incoming.begin(), incoming.end(), std::uint64_t{0});
-    while (done < plan.size() || (verb_ == "send" && received < to_receive)) {
+    // With faults a message may fail at its sender and never come: a receiver stops waiting for it once the
+    // sender has counted it failed (failed_to_), and re-checks that count while it waits.
+    const auto awaiting = [&] { return verb_ == "send" && received + failed_to_[me] < to_receive; };
+    while (done < plan.size() || awaiting()) {
       while (next < plan.size() && outstanding < tx_depth_ && go + plan[next].not_before <= ctx.now()) {
         const Message& m = plan[next];
         verbs::SendWr wr;
@@ -341,9 +350,17 @@ private:
         wr.length_bytes = m.size;
         wr.remote_address = peer_buffer_.at(m.peer);
         const verbs::PostResult r = ctx.post_send(qp_of[m.peer], wr);
-        if (!r.ok())
-          throw sim::InvariantViolation("pattern-post", name_, "post_send refused a work request",
-                                        std::string(verbs::to_string(r.error)));
+        if (!r.ok()) {
+          // A QP a fault sent to the error state refuses more work: the message fails here.
+          if (!ctx.faults() || r.error != verbs::PostError::invalid_state)
+            throw sim::InvariantViolation("pattern-post", name_, "post_send refused a work request",
+                                          std::string(verbs::to_string(r.error)));
+          record_failure(true, verbs::to_string(verbs::WcStatus::wr_flush_err), "pattern-completion");
+          ++failed_to_[m.peer];
+          ++next;
+          ++done;
+          continue;
+        }
         posted_at[next] = ctx.now();
         FlowStats& f = flows_[me * n + m.peer];
         f.first_post = std::min(f.first_post, ctx.now());
@@ -351,17 +368,25 @@ private:
         ++outstanding;
         ++next;
       }
-      if (done == plan.size() && !(verb_ == "send" && received < to_receive))
+      if (done == plan.size() && !awaiting())
         break;
       sim::Time deadline = sim::Time::max();
       if (next < plan.size() && outstanding < tx_depth_)
         deadline = go + plan[next].not_before;
+      if (ctx.faults() && done == plan.size())
+        deadline = std::min(deadline, ctx.now() + failure_recheck);
       const int got = ctx.wait_cq(cq, wc, deadline);
       for (int k = 0; k < got; ++k) {
         const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
-        if (c.status != verbs::WcStatus::success)
-          throw sim::InvariantViolation("pattern-completion", name_, "a work request failed",
-                                        std::string(verbs::to_string(c.status)));
+        if (c.status != verbs::WcStatus::success) {
+          record_failure(ctx.faults(), verbs::to_string(c.status), "pattern-completion");
+          if (c.opcode == verbs::WcOpcode::recv)
+            continue; // a flushed RECV: its message is counted where it failed, at the sender
+          ++failed_to_[plan[c.wr_id].peer];
+          --outstanding;
+          ++done;
+          continue;
+        }
         if (c.opcode == verbs::WcOpcode::recv) {
           ++received;
           continue;
@@ -390,6 +415,7 @@ private:
   std::vector<std::uint32_t> sizes_;
   std::vector<double> weights_;
   std::uint32_t messages_ = 0, tx_depth_ = 0, mtu_ = 0;
+  RcRecovery recovery_;
   sim::Time start_;
   std::string receiver_, receiver_pointer_;
   std::uint32_t receiver_index_ = 0xffffffffu;
@@ -398,6 +424,7 @@ private:
   std::vector<std::vector<Message>> plans_;
   std::vector<std::uint64_t> peer_buffer_; ///< each host's target buffer, exchanged out of band with the QPs
   std::vector<FlowStats> flows_;
+  std::vector<std::uint64_t> failed_to_; ///< per destination host: messages that failed at their sender
   sim::Time first_ = sim::Time::max(), last_;
   std::uint64_t total_messages_ = 0, total_bytes_ = 0;
   std::vector<sim::Time> latencies_;
@@ -427,6 +454,8 @@ const OptionTable& pattern_options() {
       {"tx_depth", OptionKind::integer, "count", 1, 4096, uses(with_default(4)),
        "messages a host keeps outstanding, posted in its plan's order"},
       mtu_option(),
+      qp_timeout_option(),
+      retry_count_option(),
       start_option(),
       {"receiver", OptionKind::host, "host", 0, 0, uses(not_taken(), not_taken(), required(), not_taken(), not_taken()),
        "the host every other host sends to"},

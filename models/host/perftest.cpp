@@ -79,6 +79,7 @@ public:
                             "a larger value");
     }
     mtu_ = read_mtu(o);
+    recovery_ = read_rc_recovery(o);
     // perftest's -c: UD for the SEND tests, UC for the WRITE and SEND tests (IBA: UC has no READ or atomics).
     const std::string connection = o.choice("connection");
     connection_ = connection == "UD" ? verbs::QpType::ud : connection == "UC" ? verbs::QpType::uc : verbs::QpType::rc;
@@ -123,6 +124,8 @@ public:
     c["blueflame"] = blueflame_;
     c["connection"] = connection_ == verbs::QpType::ud ? "UD" : connection_ == verbs::QpType::uc ? "UC" : "RC";
     c["mtu_bytes"] = mtu_;
+    c["qp_timeout"] = recovery_.timeout;
+    c["retry_count"] = recovery_.retry_count;
     c["bidirectional"] = bidirectional_;
     if (test_ == Test::atomic_lat)
       c["atomic"] = atomic_;
@@ -145,8 +148,15 @@ public:
       inline_size_ = device_max; // perftest's default, as far as the device allows
     }
     rendezvous_ = &rendezvous;
-    cluster.spawn(client_, name_ + "/client", [this](Context& ctx) { run_side(ctx, true); });
-    cluster.spawn(server_, name_ + "/server", [this](Context& ctx) { run_side(ctx, false); });
+    // Like perftest, a side stops at its first failed completion ("Completion with error").
+    for (const bool client : {true, false})
+      cluster.spawn(client ? client_ : server_, name_ + (client ? "/client" : "/server"), [this, client](Context& ctx) {
+        try {
+          run_side(ctx, client);
+        } catch (const ProgramFailed&) {
+          ++programs_failed_;
+        }
+      });
   }
 
   nlohmann::ordered_json results() const override {
@@ -249,6 +259,8 @@ private:
       verbs::QpAttr attr;
       attr.sl = ctx.path_sl(lid);
       attr.path_mtu = static_cast<verbs::Mtu>(mtu_);
+      attr.timeout = recovery_.timeout;
+      attr.retry_cnt = recovery_.retry_count;
       if (connection_ == verbs::QpType::ud) {
         // A datagram QP has no peer: each SEND names it by address handle, QPN and Q_Key, as perftest's do.
         attr.qkey = ud_qkey;
@@ -422,9 +434,10 @@ private:
       const auto take = [&](std::size_t q, int n) {
         for (int k = 0; k < n; ++k) {
           const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
-          if (c.status != verbs::WcStatus::success)
-            throw sim::InvariantViolation("perftest-completion", name_, "a work request failed",
-                                          std::string(verbs::to_string(c.status)));
+          if (c.status != verbs::WcStatus::success) {
+            record_failure(ctx.faults(), verbs::to_string(c.status), "perftest-completion");
+            throw ProgramFailed{};
+          }
           const auto id = static_cast<std::uint32_t>(c.wr_id);
           done += id - completed[q];
           completed[q] = id;
@@ -482,9 +495,13 @@ private:
 
   void post(Context& ctx, std::uint32_t qpn, std::span<const verbs::SendWr> wrs) {
     const verbs::PostResult r = ctx.post_send(qpn, wrs);
-    if (!r.ok())
-      throw sim::InvariantViolation("perftest-post", name_, "post_send refused a work request",
-                                    std::string(verbs::to_string(r.error)));
+    if (!r.ok()) {
+      if (!ctx.faults() || r.error != verbs::PostError::invalid_state)
+        throw sim::InvariantViolation("perftest-post", name_, "post_send refused a work request",
+                                      std::string(verbs::to_string(r.error)));
+      record_failure(true, verbs::to_string(verbs::WcStatus::wr_flush_err), "perftest-completion");
+      throw ProgramFailed{};
+    }
   }
   void post(Context& ctx, std::uint32_t qpn, const verbs::SendWr& wr) { post(ctx, qpn, {&wr, 1}); }
 
@@ -492,6 +509,7 @@ private:
   std::string client_, server_, client_pointer_, server_pointer_;
   std::vector<std::uint32_t> sizes_;
   std::uint32_t iterations_ = 0, tx_depth_ = 0, qps_ = 0, inline_size_ = 0, post_list_ = 0, cq_mod_ = 0, mtu_ = 0;
+  RcRecovery recovery_;
   bool inline_explicit_ = false;
   std::string inline_pointer_;
   bool blueflame_ = true;
@@ -549,6 +567,8 @@ const OptionTable& perftest_options() {
       {"cq_mod", OptionKind::integer, "count", 1, 16384, lat_bw(1, 100),
        "perftest -Q: a signaled completion every cq_mod work requests, capped at tx_depth; 1 for a latency test"},
       mtu_option(),
+      qp_timeout_option(),
+      retry_count_option(),
       {"connection", OptionKind::choice, "text", 0, 0, uses(with_default("RC")),
        "transport (perftest -c): UD for the SEND tests (size at most mtu_bytes), UC for the WRITE and SEND tests",
        connections},

@@ -9,6 +9,12 @@
 
 namespace ib::host {
 
+void Workload::record_failure(bool faults, std::string_view status, const char* invariant) {
+  if (!faults)
+    throw sim::InvariantViolation(invariant, name_, "a work request failed", std::string(status));
+  ++failed_[std::string(status)];
+}
+
 LatencyStats summarize(std::vector<sim::Time> samples) {
   LatencyStats s;
   s.samples = samples.size();
@@ -313,6 +319,30 @@ void check_host(Cluster& cluster, const std::string& name, const std::string& fi
   } catch (const std::invalid_argument&) {
     throw sim::InputError(file, pointer, "the name of a host (an HCA node) of the topology", "\"" + name + "\"");
   }
+}
+
+WorkloadOption qp_timeout_option() {
+  return WorkloadOption{"qp_timeout",
+                        OptionKind::integer,
+                        "encoded",
+                        0,
+                        31,
+                        uses(with_default(14)),
+                        "RC local ACK timeout, 4.096 us x 2^value (perftest -u; 0 = infinite): how long a QP waits "
+                        "for an ACK before it retransmits"};
+}
+
+WorkloadOption retry_count_option() {
+  return WorkloadOption{"retry_count", OptionKind::integer, "count", 0, 7, uses(with_default(7)),
+                        "RC retry_cnt: retransmissions after timeouts or NAKs before a work request fails with "
+                        "\"transport retry counter exceeded\""};
+}
+
+RcRecovery read_rc_recovery(OptionReader& options) {
+  RcRecovery r;
+  r.timeout = static_cast<std::uint8_t>(options.integer("qp_timeout"));
+  r.retry_count = static_cast<std::uint8_t>(options.integer("retry_count"));
+  return r;
 }
 
 std::uint32_t read_mtu(OptionReader& options) {

@@ -55,9 +55,18 @@ public:
   virtual std::vector<std::string> table() const = 0;
   /// The options in effect, defaults included, for the configuration digest.
   virtual nlohmann::ordered_json config() const = 0;
+  /// Work requests that completed in error, by status (verbs' text); empty without faults.
+  const std::map<std::string, std::uint64_t>& failed_work_requests() const { return failed_; }
+  /// Programs that stopped at a failed work request (as perftest and MPI stop), before their work was done.
+  std::uint32_t programs_failed() const { return programs_failed_; }
 
 protected:
+  /// A work request completed (or was refused) with `status`: with faults injected (`faults`) it is counted
+  /// and the caller goes on; without, nothing explains it and it is an invariant violation (exit 3).
+  void record_failure(bool faults, std::string_view status, const char* invariant);
   std::string name_, type_, file_, pointer_;
+  std::map<std::string, std::uint64_t> failed_;
+  std::uint32_t programs_failed_ = 0;
 };
 
 /// What an option's value is; decides how it is read and listed.

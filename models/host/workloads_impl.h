@@ -17,6 +17,13 @@
 
 namespace ib::host {
 
+/// How often a program that may be waiting for a message lost to a fault checks whether it still should: the
+/// simulated program's own give-up logic (a real one would hang or time out), not a property of the hardware.
+inline constexpr sim::Time failure_recheck = sim::Time::from_us(100);
+
+/// Thrown inside a program that stops at a failed work request (recorded first); its spawn wrapper catches it.
+struct ProgramFailed {};
+
 // Each family's descriptors, defined in the file of its code; workload_registry() lists these three families.
 std::span<const WorkloadType> perftest_workloads();
 std::span<const WorkloadType> pattern_workloads();
@@ -97,6 +104,16 @@ WorkloadOption name_option();
 WorkloadOption mtu_option();
 /// "start_us": when the workload starts, default 0.
 WorkloadOption start_option();
+/// "qp_timeout": the RC QPs' local ACK timeout, encoded as perftest's -u (4.096 us x 2^value; 0 = infinite),
+/// default 14 (perftest's and rdma-core's); "retry_count": their retry_cnt, default 7 (perftest's).
+WorkloadOption qp_timeout_option();
+WorkloadOption retry_count_option();
+/// The RC recovery settings a workload's QPs use.
+struct RcRecovery {
+  std::uint8_t timeout = 0;
+  std::uint8_t retry_count = 0;
+};
+RcRecovery read_rc_recovery(OptionReader& options);
 
 /// InputError at `pointer` unless `cluster` has a host named `name`.
 void check_host(Cluster& cluster, const std::string& name, const std::string& file, const std::string& pointer);

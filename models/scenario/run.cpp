@@ -12,6 +12,7 @@
 #include "models/phold/phold.h"
 #include "models/scenario/profile_models.h"
 #include "models/sm/sm_error.h"
+#include "models/sm/sm_params.h"
 #include "models/sm/subnet.h"
 #include "models/switch/switch.h"
 #include "models/topology/catalog.h"
@@ -85,6 +86,8 @@ nlohmann::ordered_json profile_digests(const ib::topo::Topology& topology, const
     add("host", name);
   for (const std::string& name : cables)
     add("cable", name);
+  if (!f.faults.empty())
+    add("sm", f.sm_profile); // its timing decides how the SM reacts
   for (const auto& [name, overrides] : f.profiles)
     if (!names.contains(name)) {
       std::string list;
@@ -94,6 +97,115 @@ nlohmann::ordered_json profile_digests(const ib::topo::Topology& topology, const
                             "a profile this fabric uses (" + list + ")", "\"" + name + "\"");
     }
   return out;
+}
+
+/// The scenario's faults resolved against `topology`, flaps expanded, in time order: a link or switch the topology
+/// lacks, a time past duration_us, or a change that cannot happen (a link_up of a link that is up) is an
+/// InputError at the fault's pointer.
+std::vector<ib::fabric::Fault> resolve_faults(const Scenario& scenario, const ib::topo::Topology& topology) {
+  using ib::fabric::Fault;
+  using ib::fabric::FaultKind;
+  struct Timed {
+    Fault fault;
+    const FaultSpec* spec;
+  };
+  std::vector<Timed> timed;
+  for (const FaultSpec& spec : scenario.fabric.faults) {
+    const std::string target_pointer = spec.pointer + "/" + spec.target_key;
+    const auto bad_target = [&](const std::string& expected) {
+      return sim::InputError(scenario.file, target_pointer, expected, "\"" + spec.target + "\"");
+    };
+    Fault fault;
+    fault.at = spec.at;
+    if (scenario.duration != sim::Time::max() && spec.at >= scenario.duration)
+      throw sim::InputError(scenario.file, spec.pointer + "/at_us",
+                            "a time within the run (duration_us is " + std::to_string(scenario.duration.us()) + ")",
+                            std::to_string(spec.at.us()));
+    if (spec.target_key == "switch") {
+      const auto node = topology.find(spec.target);
+      if (!node || topology.node(*node).kind != ib::topo::NodeKind::switch_node)
+        throw bad_target("the name of a switch of the topology");
+      fault.node = *node;
+    } else {
+      const std::string expected = "a cabled port of the topology as \"node/port\"";
+      const auto slash = spec.target.rfind('/');
+      if (slash == std::string::npos)
+        throw bad_target(expected);
+      const auto node = topology.find(std::string_view(spec.target).substr(0, slash));
+      const std::string number = spec.target.substr(slash + 1);
+      if (!node || number.empty() || number.size() > 3 || number.find_first_not_of("0123456789") != std::string::npos)
+        throw bad_target(expected);
+      const unsigned port = static_cast<unsigned>(std::stoul(number));
+      if (port < 1 || port > topology.node(*node).port_count ||
+          topology.peer(*node, static_cast<ib::topo::PortNumber>(port)).node == ib::topo::no_node)
+        throw bad_target(expected);
+      fault.link = topology.link_at(*node, static_cast<ib::topo::PortNumber>(port));
+    }
+    if (spec.type == "link_flap") {
+      for (std::uint32_t k = 0; k < spec.count; ++k) {
+        Fault down = fault, up = fault;
+        down.kind = FaultKind::link_down;
+        down.at = spec.at + spec.period * k;
+        up.kind = FaultKind::link_up;
+        up.at = down.at + spec.down_for;
+        timed.push_back({down, &spec});
+        timed.push_back({up, &spec});
+      }
+      continue;
+    }
+    fault.kind = spec.type == "link_down"     ? FaultKind::link_down
+                 : spec.type == "link_up"     ? FaultKind::link_up
+                 : spec.type == "switch_down" ? FaultKind::switch_down
+                 : spec.type == "switch_up"   ? FaultKind::switch_up
+                                              : FaultKind::bit_errors;
+    fault.bit_error_rate = spec.bit_error_rate;
+    timed.push_back({fault, &spec});
+  }
+  std::stable_sort(timed.begin(), timed.end(), [](const Timed& a, const Timed& b) { return a.fault.at < b.fault.at; });
+  // Play the changes in order: each must change something.
+  std::vector<std::uint8_t> link_failed(topology.link_count(), 0), switch_failed(topology.node_count(), 0);
+  std::vector<Fault> out;
+  for (const Timed& t : timed) {
+    const Fault& f = t.fault;
+    const auto impossible = [&](const std::string& expected) {
+      return sim::InputError(scenario.file, t.spec->pointer + "/" + t.spec->target_key, expected,
+                             "\"" + t.spec->target + "\" at " + std::to_string(f.at.us()) + " us");
+    };
+    switch (f.kind) {
+    case FaultKind::link_down:
+    case FaultKind::link_up: {
+      const bool down = f.kind == FaultKind::link_down;
+      if (link_failed[f.link] == (down ? 1 : 0))
+        throw impossible(down ? "a link that is up at that time (it is already down)"
+                              : "a link that is down at that time (a link_up needs an earlier link_down)");
+      link_failed[f.link] = down ? 1 : 0;
+      break;
+    }
+    case FaultKind::switch_down:
+    case FaultKind::switch_up: {
+      const bool down = f.kind == FaultKind::switch_down;
+      if (switch_failed[f.node] == (down ? 1 : 0))
+        throw impossible(down ? "a switch that is up at that time (it has already failed)"
+                              : "a switch that has failed by then (a switch_up needs an earlier switch_down)");
+      switch_failed[f.node] = down ? 1 : 0;
+      break;
+    }
+    case FaultKind::bit_errors:
+      break;
+    }
+    out.push_back(f);
+  }
+  return out;
+}
+
+/// The SM's timing profile, read as every profile is (the scenario's "profiles" overrides apply).
+ib::sm::Params sm_params(const FabricScenario& f, const std::string& scenario_file) {
+  ib::sm::Params params = sim::read_named_profile(ib::sm::param_table(), f.sm_profile, f.profiles);
+  const std::string broken = ib::sm::validate(params);
+  if (!broken.empty())
+    throw sim::InputError(sim::profile_path(f.sm_profile), "/parameters", "a consistent SM profile", broken);
+  (void)scenario_file;
+  return params;
 }
 
 nlohmann::ordered_json port_counters(Cluster& cluster) {
@@ -110,6 +222,20 @@ nlohmann::ordered_json port_counters(Cluster& cluster) {
       row["PortRcvPkts"] = c.rcv_pkts;
       row["PortXmitWait_ns"] = c.xmit_wait.ns();
       row["flow_control_packets"] = c.flow_control_pkts;
+      if (c.link_downed + c.symbol_errors + c.packets_lost() + c.flow_control_lost > 0) {
+        // Only faults make errors: a healthy run's rows stay as they were.
+        row["LinkDownedCounter"] = c.link_downed;
+        row["SymbolErrorCounter"] = c.symbol_errors;
+        row["PortRcvErrors"] = c.rcv_errors;
+        row["PortXmitDiscards"] = c.xmit_discards;
+        row["PortRcvSwitchRelayErrors"] = c.rcv_switch_relay_errors;
+        row["lost"] = {{"on_wire_at_link_down", c.lost_on_wire},
+                       {"in_buffer_at_link_down", c.lost_in_buffer},
+                       {"bad_crc", c.rcv_errors},
+                       {"output_down", c.xmit_discards},
+                       {"no_route", c.rcv_switch_relay_errors},
+                       {"flow_control_bad_crc", c.flow_control_lost}};
+      }
       nlohmann::ordered_json by_vl = nlohmann::ordered_json::object();
       for (int vl = 0; vl < ib::link::vl_slots; ++vl)
         if (c.xmit_pkts_by_vl[static_cast<std::size_t>(vl)] > 0)
@@ -120,6 +246,102 @@ nlohmann::ordered_json port_counters(Cluster& cluster) {
     }
   }
   return ports;
+}
+
+std::string_view to_string(ib::sm::Detection detection) {
+  switch (detection) {
+  case ib::sm::Detection::trap:
+    return "trap";
+  case ib::sm::Detection::light_sweep:
+    return "light_sweep";
+  case ib::sm::Detection::never:
+    return "never";
+  }
+  return "?";
+}
+
+/// Each fault and the SM's reaction to it, then the losses and the transport's recovery over the whole run.
+nlohmann::ordered_json fault_report(Cluster& cluster, const ib::topo::Topology& topology) {
+  const ib::fabric::FaultInjector& injector = *cluster.faults();
+  nlohmann::ordered_json events = nlohmann::ordered_json::array();
+  const auto after = [](sim::Time fault_at, sim::Time offset) -> nlohmann::ordered_json {
+    if (offset == sim::Time::max())
+      return nullptr;
+    return (fault_at + offset).us();
+  };
+  for (const ib::fabric::FaultRecord& r : injector.records()) {
+    nlohmann::ordered_json e;
+    e["type"] = ib::fabric::to_string(r.fault.kind);
+    e["at_us"] = r.fault.at.us();
+    if (r.fault.node != ib::topo::no_node) {
+      e["switch"] = topology.node(r.fault.node).name;
+    } else {
+      const ib::topo::Link& cable = topology.link(r.fault.link);
+      e["link"] = {topology.node(cable.a.node).name + "/" + std::to_string(cable.a.port),
+                   topology.node(cable.b.node).name + "/" + std::to_string(cable.b.port)};
+    }
+    if (r.fault.kind == ib::fabric::FaultKind::bit_errors)
+      e["bit_error_rate"] = r.fault.bit_error_rate;
+    if (r.reacted) {
+      const ib::sm::ReactionPlan& p = r.plan;
+      nlohmann::ordered_json sm;
+      sm["detection"] = to_string(p.detection);
+      sm["detected_at_us"] = after(r.fault.at, p.detected_at);
+      sm["sweep_started_at_us"] = after(r.fault.at, p.sweep_started_at);
+      sm["routing_done_at_us"] = after(r.fault.at, p.routing_done_at);
+      sm["rerouted_at_us"] = after(r.fault.at, p.last_lft_at);
+      sm["done_at_us"] = after(r.fault.at, p.done_at);
+      sm["fault_to_rerouted_us"] =
+          p.last_lft_at == sim::Time::max() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.last_lft_at.us());
+      sm["smps_sent"] = p.smps_sent;
+      sm["smps_lost"] = p.smps_lost;
+      sm["lft_blocks_sent"] = p.blocks_changed;
+      sm["switches_updated"] = p.switches_updated;
+      sm["engine"] = p.reroute.engine;
+      sm["fell_back_to_minhop"] = p.reroute.fell_back;
+      sm["unrouted_pairs"] = p.reroute.check.unrouted_pairs;
+      e["subnet_manager"] = sm;
+    }
+    events.push_back(e);
+  }
+  std::uint64_t lost_on_wire = 0, lost_in_buffer = 0, bad_crc = 0, output_down = 0, no_route = 0, fc_lost = 0;
+  for (const auto& [a, b] : cluster.fabric().links())
+    for (const ib::link::Port* p : {a, b}) {
+      const ib::link::PortCounters c = p->counters();
+      lost_on_wire += c.lost_on_wire;
+      lost_in_buffer += c.lost_in_buffer;
+      bad_crc += c.rcv_errors;
+      output_down += c.xmit_discards;
+      no_route += c.rcv_switch_relay_errors;
+      fc_lost += c.flow_control_lost;
+    }
+  ib::hca::QpCounters transport;
+  std::uint32_t qps_failed = 0;
+  for (std::size_t i = 0; i < cluster.host_count(); ++i) {
+    const ib::hca::QpCounters q = cluster.host(i).hca->totals();
+    transport.retransmitted_packets += q.retransmitted_packets;
+    transport.timeouts += q.timeouts;
+    transport.sequence_naks_received += q.sequence_naks_received;
+    transport.error_completions += q.error_completions;
+    transport.rc_requests_failed += q.rc_requests_failed;
+    qps_failed += cluster.host(i).hca->failed_qps();
+  }
+  nlohmann::ordered_json out;
+  out["events"] = events;
+  out["packets_lost"] = {{"total", lost_on_wire + lost_in_buffer + bad_crc + output_down + no_route},
+                         {"on_wire_at_link_down", lost_on_wire},
+                         {"in_buffer_at_link_down", lost_in_buffer},
+                         {"bad_crc", bad_crc},
+                         {"output_down", output_down},
+                         {"no_route", no_route}};
+  out["flow_control_packets_lost"] = fc_lost;
+  out["retransmitted_packets"] = transport.retransmitted_packets;
+  out["retry_timeouts"] = transport.timeouts;
+  out["sequence_naks"] = transport.sequence_naks_received;
+  out["error_completions"] = transport.error_completions;
+  out["rc_requests_failed"] = transport.rc_requests_failed;
+  out["qps_in_error"] = qps_failed;
+  return out;
 }
 
 /// PCIe TLPs and transactions per message sent, per host and over the cluster, by direction and type.
@@ -224,6 +446,9 @@ sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_jso
 nlohmann::ordered_json validate_fabric(const Scenario& scenario) {
   const ib::topo::Topology topology = load(scenario.fabric, scenario.file);
   const ib::sm::Subnet subnet = route(topology, scenario.fabric, scenario.file);
+  resolve_faults(scenario, topology);
+  if (!scenario.fabric.faults.empty())
+    sm_params(scenario.fabric, scenario.file);
   nlohmann::ordered_json profiles = profile_digests(topology, scenario.fabric, scenario.file);
   ib::host::ClusterOptions options;
   options.profiles = scenario.fabric.profiles;
@@ -307,6 +532,12 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   options.profiles = f.profiles;
   const nlohmann::ordered_json profiles = profile_digests(topology, f, scenario.file);
   Cluster cluster(topology, subnet, options);
+  if (!f.faults.empty()) {
+    ib::sm::SmOptions sm_options;
+    sm_options.engine = f.routing;
+    sm_options.lids.lmc = f.lmc;
+    cluster.inject_faults(resolve_faults(scenario, topology), sm_options, sm_params(f, scenario.file));
+  }
   std::deque<ib::host::Rendezvous> rendezvous; // one per workload: each has its own QPs
   for (const auto& w : f.workloads)
     w->spawn(cluster, rendezvous.emplace_back());
@@ -314,13 +545,15 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   cluster.set_tracer(run_options.tracer);
   const sim::HostRuntime::Outcome outcome = cluster.run(scenario.duration);
   const bool finished = outcome.programs_stopped == 0;
-  if (!finished && scenario.duration == sim::Time::max())
+  // With faults, a program may wait for a message that was lost, as a real one would hang: reported, not an error.
+  if (!finished && scenario.duration == sim::Time::max() && f.faults.empty())
     throw sim::InvariantViolation("program-deadlock", scenario.name,
                                   "the fabric went idle with programs still waiting for something that never comes",
                                   std::to_string(outcome.programs_stopped) + " programs blocked at t=" +
                                       std::to_string(cluster.simulator().now().ps()) + " ps");
   // A run cut short by duration_us cannot be quiescent; credits must still be conserved.
-  const std::string broken = finished ? cluster.check_invariants() : cluster.fabric().check_invariants(false);
+  const std::string broken = finished ? cluster.check_invariants()
+                                      : cluster.fabric().check_invariants(false) + cluster.check_exactly_once();
   if (!broken.empty())
     throw sim::InvariantViolation("fabric-run", scenario.name, "the run ended with an invariant broken", broken);
 
@@ -345,6 +578,8 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   results["simulated_time_us"] = cluster.programs_ended_at().us();
   results["drained_at_us"] = cluster.simulator().now().us();
   results["finished"] = finished;
+  if (!finished)
+    results["programs_blocked"] = outcome.programs_stopped;
   results["kernel_events_dispatched"] = cluster.simulator().events_dispatched();
   results["program_wakeups"] = outcome.wakeups;
   sim::ReportJson workloads;
@@ -352,12 +587,21 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
     sim::ReportJson entry;
     entry["type"] = w->type();
     entry["results"] = w->results();
+    if (!w->failed_work_requests().empty() || w->programs_failed() > 0) {
+      nlohmann::ordered_json failed = nlohmann::ordered_json::object();
+      for (const auto& [status, count] : w->failed_work_requests())
+        failed[status] = count;
+      entry["failed_work_requests"] = failed;
+      entry["programs_failed"] = w->programs_failed();
+    }
     workloads[w->name()] = entry;
     for (const std::string& line : w->table())
       result.table.push_back(line);
     result.table.push_back("");
   }
   results["workloads"] = workloads;
+  if (cluster.faults() != nullptr)
+    results["faults"] = fault_report(cluster, topology);
   results["pcie"] = pcie_per_message(cluster);
   results["ports"] = port_counters(cluster);
   report["results"] = results;

@@ -26,6 +26,36 @@ std::span<const std::string_view> scenario_engines() {
   return names;
 }
 
+/// The scenario's "faults": each checked for its own shape here, against the topology and the run's length when the
+/// topology is loaded (resolve_faults).
+void read_faults(const nlohmann::json& faults, Scenario& scenario) {
+  static constexpr std::string_view types[] = {"link_down",   "link_up",   "link_flap",
+                                               "switch_down", "switch_up", "bit_errors"};
+  const sim::Time day = sim::Time::from_ms(86'400'000);
+  for (std::size_t i = 0; i < faults.size(); ++i) {
+    FaultSpec spec;
+    spec.pointer = sim::json_pointer_append("/faults", i);
+    sim::JsonObjectReader entry(scenario.file, faults[i], spec.pointer);
+    spec.type = entry.required_enum("type", types);
+    spec.at = entry.required_duration("at_us", sim::Time::zero(), day);
+    spec.target_key = spec.type.starts_with("switch") ? "switch" : "link";
+    spec.target = entry.required_string(spec.target_key);
+    if (spec.type == "link_flap") {
+      spec.period = entry.required_duration("period_us", sim::Time::from_ps(2), day);
+      spec.down_for = entry.required_duration("down_us", sim::Time::from_ps(1), day);
+      if (spec.down_for >= spec.period)
+        throw sim::InputError(scenario.file, entry.pointer_to("down_us"),
+                              "less than period_us (the link must come back between downs)",
+                              std::to_string(spec.down_for.us()));
+      spec.count = static_cast<std::uint32_t>(entry.required_uint("count", 1, 100'000));
+    }
+    if (spec.type == "bit_errors")
+      spec.bit_error_rate = entry.required_double("bit_error_rate", 0, 0.5);
+    entry.finish();
+    scenario.fabric.faults.push_back(std::move(spec));
+  }
+}
+
 void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
   scenario.workload = WorkloadType::fabric;
   FabricScenario& f = scenario.fabric;
@@ -49,8 +79,11 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
   if (auto sm = top.optional_object("subnet_manager")) {
     f.routing = sm->optional_enum("routing", scenario_engines()).value_or(std::string(ib::sm::default_engine));
     f.lmc = static_cast<unsigned>(sm->optional_uint("lmc", 0, 7).value_or(0));
+    f.sm_profile = sm->optional_string("profile").value_or(f.sm_profile);
     sm->finish();
   }
+  if (const nlohmann::json* faults = top.optional_array("faults", 0, 100'000))
+    read_faults(*faults, scenario);
   if (auto profiles = top.optional_object("profiles")) {
     // {"connectx4-edr": {"max_inline_data_bytes": 256}}: the values are checked when the profile is read.
     for (const auto& [name, parameters] : profiles->value().items()) {
@@ -135,7 +168,9 @@ nlohmann::ordered_json scenario_config(const Scenario& scenario) {
         throw sim::InputError(scenario.file, "/topology", "a readable topology file", f.topology_path);
       config["topology_digest"] = sim::digest_hex(text.str());
     }
-    config["subnet_manager"] = {{"routing", f.routing}, {"lmc", f.lmc}};
+    config["subnet_manager"] = {{"routing", f.routing}, {"lmc", f.lmc}, {"profile", f.sm_profile}};
+    if (!f.faults.empty())
+      config["faults"] = scenario.resolved.at("faults");
     config["verify_contents"] = f.verify_contents;
     config["pcie_dllp_cadence"] = f.pcie_dllp_cadence;
     nlohmann::ordered_json workloads = nlohmann::ordered_json::array();

@@ -22,12 +22,28 @@ namespace ib::scenario {
 /// What a scenario runs: the kernel benchmark (one "workload"), or host programs on a fabric ("workloads").
 enum class WorkloadType { phold, fabric };
 
+/// One entry of a scenario's "faults", as written (links and switches are resolved against the topology when it
+/// is loaded: resolve_faults in run.h).
+struct FaultSpec {
+  std::string type;        ///< link_down, link_up, link_flap, switch_down, switch_up, bit_errors
+  sim::Time at;            ///< at_us
+  std::string target;      ///< "node/port" for a link (either end), a switch's name for a switch
+  std::string target_key;  ///< "link" or "switch"
+  sim::Time period;        ///< link_flap: from one going-down to the next
+  sim::Time down_for;      ///< link_flap: how long each time
+  std::uint32_t count = 0; ///< link_flap: times it goes down
+  double bit_error_rate = 0;
+  std::string pointer; ///< /faults/<i>
+};
+
 /// A fabric, its subnet manager's settings, and the workloads its hosts run.
 struct FabricScenario {
   std::string topology_path;      ///< a topology file (relative paths from the scenario's directory) ...
   nlohmann::json topology_inline; ///< ... or the topology document itself
   std::string routing = std::string(ib::sm::default_engine); ///< routing engine (models/sm)
   unsigned lmc = 0;
+  std::string sm_profile = "opensm"; ///< the SM's timing profile (model "sm"): how fast it reacts to faults
+  std::vector<FaultSpec> faults;
   sim::ProfileOverrides profiles; ///< "profiles": parameters of named hardware profiles changed for this run
   bool verify_contents = false;   ///< host memory carries bytes
   bool pcie_dllp_cadence = true;
