@@ -177,8 +177,16 @@ private:
         }
       }
     }
+    // A switch without any link is not part of the fabric the SM sees (a failed switch, or one cut off from the
+    // SM after a fault: models/sm/reroute.h); OpenSM would not have discovered it, so it is left out of the ranks.
+    std::vector<std::uint8_t> present(g.count, 0);
+    for (std::uint32_t s = 0; s < g.count; ++s)
+      for (unsigned p = 1; p <= g.port_count[s] && !present[s]; ++p)
+        present[s] = g.cabled[s * g.stride + p];
     std::uint32_t top = 0;
     for (std::uint32_t s = 0; s < g.count; ++s) {
+      if (!present[s])
+        continue;
       if (height[s] == ~0u)
         throw SmError("ftree: not a fat tree: switch " + t.node(index.switches[s]).name +
                       " is not connected to the "
@@ -187,8 +195,10 @@ private:
     }
     rank_.assign(g.count, 0);
     for (std::uint32_t s = 0; s < g.count; ++s)
-      rank_[s] = top - height[s];
+      rank_[s] = present[s] ? top - height[s] : 0;
     for (std::uint32_t s = 0; s < g.count; ++s) {
+      if (!present[s])
+        continue;
       bool has_up = rank_[s] == 0;
       for (unsigned p = 1; p <= g.port_count[s]; ++p) {
         const std::int32_t n = g.at(s, p);

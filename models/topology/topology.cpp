@@ -1,5 +1,6 @@
 #include "models/topology/topology.h"
 
+#include <algorithm>
 #include <cassert>
 #include <cinttypes>
 #include <cstdio>
@@ -59,6 +60,38 @@ PortRef Topology::peer(NodeIndex node, PortNumber port) const {
 std::uint32_t Topology::link_at(NodeIndex node, PortNumber port) const {
   assert(peer(node, port).node != no_node);
   return ports_[first_port_[node] + port].link;
+}
+
+Topology without_links(const Topology& topology, std::span<const std::uint32_t> down) {
+  std::vector<std::uint8_t> is_down(topology.link_count(), 0);
+  for (const std::uint32_t l : down) {
+    assert(l < topology.link_count());
+    is_down[l] = 1;
+  }
+  Topology out;
+  out.name = topology.name;
+  out.description = topology.description;
+  out.grid = topology.grid;
+  for (const Node& node : topology.nodes()) {
+    out.add_node(node);
+  }
+  for (std::uint32_t l = 0; l < topology.link_count(); ++l) {
+    if (!is_down[l]) {
+      out.add_link(topology.link(l));
+    }
+  }
+  return out;
+}
+
+std::vector<std::uint32_t> links_of(const Topology& topology, NodeIndex node) {
+  std::vector<std::uint32_t> links;
+  for (unsigned p = 1; p <= topology.node(node).port_count; ++p) {
+    if (topology.peer(node, static_cast<PortNumber>(p)).node != no_node) {
+      links.push_back(topology.link_at(node, static_cast<PortNumber>(p)));
+    }
+  }
+  std::sort(links.begin(), links.end());
+  return links;
 }
 
 std::uint64_t default_node_guid(NodeKind kind, NodeIndex index) {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -111,6 +112,14 @@ private:
   std::vector<Attachment> ports_;         ///< per node, ports 0..port_count
   std::unordered_map<std::string, NodeIndex> by_name_;
 };
+
+/// The fabric with the links `down` (indices into topology.links(); repeats allowed) taken out: the same nodes in the
+/// same order, so node indices, GUIDs and LIDs stay, and the other links in their original order (their indices
+/// shift down past each removed one). A failed switch is all its links down (links_of). Name, description and grid
+/// are kept. Precondition: every index is below link_count().
+Topology without_links(const Topology& topology, std::span<const std::uint32_t> down);
+/// The indices of the links cabled to `node`, ascending.
+std::vector<std::uint32_t> links_of(const Topology& topology, NodeIndex node);
 
 /// The deterministic GUID scheme for nodes without an explicit "guid": OUI 0x0002c9 (bits 63..40), kind 0x01 HCA
 /// or 0x02 switch (bits 39..32), node index + 1 (bits 31..8), zero (bits 7..0, room for HCA port GUIDs).

@@ -66,6 +66,44 @@ TEST_CASE("topology::Topology: equality covers nodes, links, names and grid", "[
   CHECK_FALSE(a == b);
 }
 
+TEST_CASE("topology::without_links: same nodes and indices, the other links in order, and links_of",
+          "[topology][quick]") {
+  topo::Topology t;
+  t.name = "ring";
+  const auto a = t.add_node(make_node("a", NodeKind::switch_node, 4, 0));
+  const auto b = t.add_node(make_node("b", NodeKind::switch_node, 4, 1));
+  const auto c = t.add_node(make_node("c", NodeKind::switch_node, 4, 2));
+  const auto h = t.add_node(make_node("h", NodeKind::hca, 1, 3));
+  const auto link = [&](topo::NodeIndex x, unsigned px, topo::NodeIndex y, unsigned py) {
+    return t.add_link({PortRef{x, static_cast<topo::PortNumber>(px)}, PortRef{y, static_cast<topo::PortNumber>(py)},
+                       ib::link::Width::x4, ib::link::Speed::edr, 2, "copper-dac"});
+  };
+  link(a, 1, b, 1); // 0
+  link(b, 2, c, 1); // 1
+  link(c, 2, a, 2); // 2
+  link(h, 1, a, 3); // 3
+  CHECK(topo::links_of(t, a) == std::vector<std::uint32_t>{0, 2, 3});
+  CHECK(topo::links_of(t, h) == std::vector<std::uint32_t>{3});
+
+  const std::vector<std::uint32_t> down{2, 0, 2}; // repeats are harmless
+  const topo::Topology d = topo::without_links(t, down);
+  CHECK(d.nodes() == t.nodes());
+  CHECK(d.name == "ring");
+  REQUIRE(d.link_count() == 2);
+  CHECK(d.link(0) == t.link(1));
+  CHECK(d.link(1) == t.link(3));
+  CHECK(d.peer(a, 1).node == topo::no_node);
+  CHECK(d.peer(a, 2).node == topo::no_node);
+  CHECK(d.peer(a, 3) == PortRef{h, 1});
+  CHECK(d.peer(b, 2) == PortRef{c, 1});
+  CHECK(d.find("c") == c);
+  // A failed switch: all its links down leaves it without a link.
+  const topo::Topology no_a = topo::without_links(t, topo::links_of(t, a));
+  CHECK(topo::links_of(no_a, a).empty());
+  CHECK(no_a.link_count() == 1);
+  CHECK(topo::without_links(t, {}) == t);
+}
+
 TEST_CASE("topology::default_node_guid: OUI, kind and node index", "[topology][quick]") {
   CHECK(topo::default_node_guid(NodeKind::hca, 0) == 0x0002c90100000100u);
   CHECK(topo::default_node_guid(NodeKind::switch_node, 16) == 0x0002c90200001100u);
