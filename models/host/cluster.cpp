@@ -81,7 +81,7 @@ void Cluster::inject_faults(std::vector<fabric::Fault> faults, const sm::SmOptio
   if (faults.empty())
     return;
   faults_ = std::make_unique<fabric::FaultInjector>(*fabric_, topology_, subnet_, options, sm_params, std::move(faults),
-                                                    sim::Target{fault_type, 0}, *this);
+                                                    sim::Target{fault_type, 0}, static_cast<link::PacketDiscard&>(*this));
   for (HostNode& h : hosts_)
     h.faults = true;
 }
