@@ -324,7 +324,7 @@ void check_host(Cluster& cluster, const std::string& name, const std::string& fi
 WorkloadOption qp_timeout_option() {
   return WorkloadOption{"qp_timeout",
                         OptionKind::integer,
-                        "encoded",
+                        "code",
                         0,
                         31,
                         uses(with_default(14)),

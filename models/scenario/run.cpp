@@ -19,6 +19,7 @@
 #include "models/topology/topology.h"
 #include "sim/errors.h"
 #include "sim/json_reader.h"
+#include "sim/params.h"
 #include "sim/profile.h"
 
 namespace ib::scenario {
@@ -119,8 +120,8 @@ std::vector<ib::fabric::Fault> resolve_faults(const Scenario& scenario, const ib
     fault.at = spec.at;
     if (scenario.duration != sim::Time::max() && spec.at >= scenario.duration)
       throw sim::InputError(scenario.file, spec.pointer + "/at_us",
-                            "a time within the run (duration_us is " + std::to_string(scenario.duration.us()) + ")",
-                            std::to_string(spec.at.us()));
+                            "a time within the run (duration_us is " + sim::param_detail::format_number(scenario.duration.us()) + ")",
+                            sim::param_detail::format_number(spec.at.us()));
     if (spec.target_key == "switch") {
       const auto node = topology.find(spec.target);
       if (!node || topology.node(*node).kind != ib::topo::NodeKind::switch_node)
@@ -169,7 +170,7 @@ std::vector<ib::fabric::Fault> resolve_faults(const Scenario& scenario, const ib
     const Fault& f = t.fault;
     const auto impossible = [&](const std::string& expected) {
       return sim::InputError(scenario.file, t.spec->pointer + "/" + t.spec->target_key, expected,
-                             "\"" + t.spec->target + "\" at " + std::to_string(f.at.us()) + " us");
+                             "\"" + t.spec->target + "\" at " + sim::param_detail::format_number(f.at.us()) + " us");
     };
     switch (f.kind) {
     case FaultKind::link_down:

@@ -306,7 +306,8 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
       {"unknown_key",
        {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"sizes_bytes", 2}},
        ":/workloads/0/sizes_bytes: expected one of the keys type, name, client, server, all_sizes, size_bytes, "
-       "iterations, tx_depth, qps, inline_size_bytes, post_list, cq_mod, mtu_bytes, connection, blueflame, "
+       "iterations, tx_depth, qps, inline_size_bytes, post_list, cq_mod, mtu_bytes, qp_timeout, retry_count, "
+       "connection, blueflame, "
        "bidirectional, "
        "atomic, start_us, "
        "got unknown key \"sizes_bytes\""},
