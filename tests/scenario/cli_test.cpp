@@ -234,8 +234,8 @@ TEST_CASE("cli: params lists the switch and cable tables and the shipped profile
   const auto models = run_cli({"params"});
   CHECK(models.exit_code == 0);
   CHECK_THAT(models.out, Catch::Contains("switch") && Catch::Contains("cable") &&
-                             Catch::Contains("copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, quantum-hdr, "
-                                             "switch-ib2-edr, switchx2-fdr, xeon-e5-haswell"));
+                             Catch::Contains("copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, opensm, "
+                                             "quantum-hdr, switch-ib2-edr, switchx2-fdr, xeon-e5-haswell"));
   const auto sw = run_cli({"params", "switch"});
   CHECK(sw.exit_code == 0);
   CHECK_THAT(sw.out, Catch::StartsWith("parameters of switch:"));
@@ -306,8 +306,8 @@ TEST_CASE("cli: params rejects a bad profile name or value with exit 2 and a cle
   const std::vector<Case> cases = {
       {{"params", "switch", "--profile", "no-such-switch"},
        "ibnetsim params: unknown profile 'no-such-switch'; profiles: connect-ib-fdr, connectx3-fdr, connectx4-edr, "
-       "connectx5-edr, connectx6-hdr, copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, quantum-hdr, "
-       "switch-ib2-edr, switchx2-fdr, xeon-e5-haswell"},
+       "connectx5-edr, connectx6-hdr, copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, opensm, "
+       "quantum-hdr, switch-ib2-edr, switchx2-fdr, xeon-e5-haswell"},
       {{"params", "switch", "--profile", "fibre"},
        "fibre.json:/model: expected \"switch\" (the model it is read as), got string \"cable\""},
       {{"params", "switch", "--profile", "quantum-hdr", "--set", "/bogus_ns=5"},

@@ -47,8 +47,8 @@ TEST_CASE("sim::Profile: every shipped profile names its file and a model with a
     INFO(path.string());
     const sim::Profile p = sim::load_profile(path.string());
     CHECK(p.name == path.stem().string());
-    CHECK(
-        (p.model == "switch" || p.model == "hca" || p.model == "cable" || p.model == "pcie-link" || p.model == "host"));
+    CHECK((p.model == "switch" || p.model == "hca" || p.model == "cable" || p.model == "pcie-link" ||
+           p.model == "host" || p.model == "sm"));
     CHECK(sim::profile_path(p.name) == path.string());
   }
   CHECK(profiles_of("switch") == std::set<std::string>{"quantum-hdr", "switch-ib2-edr", "switchx2-fdr"});
