@@ -130,6 +130,10 @@ public:
   nlohmann::ordered_json results() const override {
     nlohmann::ordered_json out;
     out["messages"] = total_messages_;
+    out["messages_failed"] = messages_failed_;
+    // The longest any message waited for its outcome, delivered or failed: with faults, how long the worst-hit
+    // message's sender was left waiting (a failed message is not in message_latency).
+    out["worst_outcome_us"] = worst_outcome_.us();
     out["bytes"] = total_bytes_;
     out["elapsed_us"] = elapsed().us();
     out["aggregate_gbps"] = aggregate_gbps();
@@ -357,6 +361,7 @@ private:
                                           std::string(verbs::to_string(r.error)));
           record_failure(true, verbs::to_string(verbs::WcStatus::wr_flush_err), "pattern-completion");
           ++failed_to_[m.peer];
+          ++messages_failed_;
           ++next;
           ++done;
           continue;
@@ -383,6 +388,8 @@ private:
           if (c.opcode == verbs::WcOpcode::recv)
             continue; // a flushed RECV: its message is counted where it failed, at the sender
           ++failed_to_[plan[c.wr_id].peer];
+          ++messages_failed_;
+          worst_outcome_ = std::max(worst_outcome_, ctx.now() - posted_at[c.wr_id]);
           --outstanding;
           ++done;
           continue;
@@ -400,6 +407,7 @@ private:
         ++total_messages_;
         total_bytes_ += m.size;
         latencies_.push_back(ctx.now() - posted_at[c.wr_id]);
+        worst_outcome_ = std::max(worst_outcome_, latencies_.back());
         --outstanding;
         ++done;
       }
@@ -425,6 +433,8 @@ private:
   std::vector<std::uint64_t> peer_buffer_; ///< each host's target buffer, exchanged out of band with the QPs
   std::vector<FlowStats> flows_;
   std::vector<std::uint64_t> failed_to_; ///< per destination host: messages that failed at their sender
+  std::uint64_t messages_failed_ = 0;
+  sim::Time worst_outcome_;
   sim::Time first_ = sim::Time::max(), last_;
   std::uint64_t total_messages_ = 0, total_bytes_ = 0;
   std::vector<sim::Time> latencies_;
