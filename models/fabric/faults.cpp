@@ -36,7 +36,7 @@ FaultInjector::FaultInjector(Fabric& fabric, const topo::Topology& topology, con
     : fabric_(fabric), topology_(topology), subnet_(subnet), options_(std::move(options)), sm_params_(sm_params),
       faults_(std::move(faults)), self_(self), discard_(discard), sm_view_(subnet.routing),
       link_failed_(topology.link_count(), 0), switch_failed_(topology.node_count(), 0),
-      down_(topology.link_count(), 0), activation_(topology.link_count(), 0) {
+      down_(topology.link_count(), 0), trained_(topology.link_count(), 0), activation_(topology.link_count(), 0) {
   assert(std::is_sorted(faults_.begin(), faults_.end(),
                         [](const Fault& a, const Fault& b) { return a.at < b.at; }));
   fabric_.enable_fault_handling(&discard_);
@@ -64,6 +64,7 @@ void FaultInjector::on_event(sim::Simulator& sim, const sim::Event& event) {
     if (event.generation != activation_[link] || effectively_down(link) || !down_[link])
       return;
     down_[link] = 0;
+    trained_[link] = 0;
     const auto& [a, b] = fabric_.links()[link];
     link::link_up(sim, *a, *b);
     return;
@@ -77,8 +78,16 @@ bool FaultInjector::effectively_down(std::uint32_t link) const {
 }
 
 void FaultInjector::take_down(sim::Simulator& sim, std::uint32_t link) {
-  if (down_[link])
-    return; // already down, or up in Init waiting for the SM
+  if (down_[link]) {
+    // Down for data already: either it never came back, or it trained again and waits in Init for the SM.
+    if (trained_[link]) {
+      const auto& [a, b] = fabric_.links()[link];
+      a->count_link_downed();
+      b->count_link_downed();
+      trained_[link] = 0;
+    }
+    return;
+  }
   down_[link] = 1;
   const auto& [a, b] = fabric_.links()[link];
   link::link_down(sim, *a, *b);
@@ -108,6 +117,8 @@ void FaultInjector::apply(sim::Simulator& sim, const Fault& fault) {
     break;
   case FaultKind::link_up:
     link_failed_[fault.link] = 0; // trained again, in Init until the SM activates it (link_active)
+    if (!effectively_down(fault.link))
+      trained_[fault.link] = 1;
     break;
   case FaultKind::switch_down: {
     switch_failed_[fault.node] = 1;
@@ -123,6 +134,11 @@ void FaultInjector::apply(sim::Simulator& sim, const Fault& fault) {
   }
   case FaultKind::switch_up:
     switch_failed_[fault.node] = 0;
+    for (std::uint32_t l = 0; l < topology_.link_count(); ++l) {
+      const topo::Link& cable = topology_.link(l);
+      if ((cable.a.node == fault.node || cable.b.node == fault.node) && !effectively_down(l))
+        trained_[l] = 1;
+    }
     break;
   }
   react(sim, record, before);

@@ -80,6 +80,7 @@ private:
   std::vector<std::uint8_t> link_failed_;    ///< per link: a link fault holds it down
   std::vector<std::uint8_t> switch_failed_;  ///< per node
   std::vector<std::uint8_t> down_;           ///< per link: down for data now (failed, or not yet made Active)
+  std::vector<std::uint8_t> trained_;        ///< per link: physically up again, in Init until the SM activates it
   std::vector<std::uint32_t> activation_;    ///< per link: which reaction last planned to activate it
   std::vector<sm::LftUpdate> updates_;       ///< scheduled LFT blocks, by event handle
   std::vector<FaultRecord> records_;

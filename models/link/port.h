@@ -185,6 +185,9 @@ public:
   PortCounters counters() const;
   /// The owner dropped a packet at this port for `why`.
   void count_loss(Loss why);
+  /// The physical link went down again while the port was still down for data (trained, in Init, not yet made
+  /// Active): LinkDownedCounter counts it all the same.
+  void count_link_downed() { ++counters_.link_downed; }
   /// Packets this port sends are corrupted with the probability that one of their bits is wrong at
   /// `bit_error_rate` (0: none), drawn from `rng`; the receiver drops them on its CRC check.
   void set_bit_error_rate(double bit_error_rate, sim::Rng rng);

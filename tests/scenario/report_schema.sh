@@ -37,6 +37,10 @@ run default "$here/scenarios/default.json"
 run all_workloads "$all_workloads" --timing
 # Stopped at 2 us: the patterns have posted their first messages and none has completed.
 run all_workloads_cut_short "$all_workloads" --set /duration_us=2
+# Faults: the spine link failure, shortened, with bit errors on a host link added.
+run faults "$here/scenarios/experiments/spine_link_failure.json" --set /workloads/0/messages=200 \
+    --set '/faults=[{"type": "link_down", "at_us": 10000, "link": "leaf0/5"},
+                    {"type": "bit_errors", "at_us": 0, "link": "h3/1", "bit_error_rate": 1e-7}]'
 run phold "$here/scenarios/phold.json" --set /duration_us=2 --timing
 run phold_programs "$here/scenarios/phold_programs.json" --set /duration_us=2
 
