@@ -1,6 +1,8 @@
 #include "models/fabric/fabric.h"
 
+#include <algorithm>
 #include <map>
+#include <unordered_map>
 
 #include "models/link/cable.h"
 #include "sim/errors.h"
@@ -69,6 +71,8 @@ Fabric::Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType s
     switches_.emplace_back(params, sim::Target{switch_type, static_cast<std::uint32_t>(switches_.size())},
                            sim.add_component(node.name), pool);
     switch_at_.push_back(&switches_.back());
+    switch_names_.push_back(node.name);
+    peers_.emplace_back(node.port_count + 1);
   }
 
   const auto port_of = [&](const topo::PortRef& end) -> link::Port& {
@@ -84,6 +88,10 @@ Fabric::Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType s
                                   link::propagation_delay(cable_profiles.get(cable.cable), cable.length_m)};
     link::connect(a, b, config);
     links_.emplace_back(&a, &b);
+    if (ordinal_[cable.a.node] >= 0 && ordinal_[cable.b.node] >= 0) {
+      peers_[static_cast<std::size_t>(ordinal_[cable.a.node])][cable.a.port] = {ordinal_[cable.b.node], cable.b.port};
+      peers_[static_cast<std::size_t>(ordinal_[cable.b.node])][cable.b.port] = {ordinal_[cable.a.node], cable.a.port};
+    }
   }
 
   // The subnet manager's tables.
@@ -107,6 +115,63 @@ Fabric::Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType s
           s.set_sl_to_vl(static_cast<std::uint8_t>(in), static_cast<std::uint8_t>(out), vl_by_sl);
     }
   }
+}
+
+std::string Fabric::find_credit_deadlock() const {
+  // Each blocked channel (switch, output, VL) waits on one input buffer downstream, whose head waits on one
+  // channel: a functional graph, walked from every channel until it repeats (a cycle) or leaves the blocked ones.
+  struct Channel {
+    std::uint32_t sw;
+    std::uint8_t port, vl;
+    bool operator==(const Channel&) const = default;
+  };
+  const auto blocked = [&](const Channel& c) {
+    return (switches_[c.sw].waiting_vls(c.port) >> c.vl & 1u) != 0;
+  };
+  const auto next = [&](const Channel& c, Channel& out) {
+    const PortPeer& peer = peers_[c.sw][c.port];
+    if (peer.switch_ordinal < 0)
+      return false;
+    const auto sw = static_cast<std::uint32_t>(peer.switch_ordinal);
+    std::uint8_t port = 0, vl = 0;
+    if (!switches_[sw].head_waits_for(peer.port, c.vl, port, vl))
+      return false;
+    out = {sw, port, vl};
+    return blocked(out);
+  };
+  // 0: not seen; 1: on the walk in progress; 2: walked, on no cycle.
+  std::unordered_map<std::uint64_t, std::uint8_t> state;
+  const auto key = [](const Channel& c) { return std::uint64_t{c.sw} << 16 | std::uint64_t{c.port} << 8 | c.vl; };
+  for (std::uint32_t s = 0; s < switches_.size(); ++s) {
+    for (std::uint32_t p = 1; p < peers_[s].size(); ++p) {
+      for (std::uint8_t vl = 0; vl < link::vl_slots; ++vl) {
+        const Channel start{s, static_cast<std::uint8_t>(p), vl};
+        if (!blocked(start) || state[key(start)] != 0)
+          continue;
+        std::vector<Channel> path{start};
+        state[key(start)] = 1;
+        Channel c = start;
+        while (next(c, c)) {
+          std::uint8_t& seen = state[key(c)];
+          if (seen == 2)
+            break;
+          if (seen == 1) {
+            const auto first = std::find(path.begin(), path.end(), c);
+            std::string out;
+            for (auto it = first; it != path.end(); ++it)
+              out += switch_names_[it->sw] + "/" + std::to_string(it->port) + " VL" + std::to_string(it->vl) + " -> ";
+            return out + "(back to " + switch_names_[first->sw] + "/" + std::to_string(first->port) + " VL" +
+                   std::to_string(first->vl) + ")";
+          }
+          seen = 1;
+          path.push_back(c);
+        }
+        for (const Channel& done : path)
+          state[key(done)] = 2;
+      }
+    }
+  }
+  return "";
 }
 
 std::string Fabric::check_invariants(bool quiescent) const {

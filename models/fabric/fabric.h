@@ -59,11 +59,21 @@ public:
   /// Credit conservation on every link and buffer accounting in every switch; when `quiescent`, also that no
   /// packet is left in the fabric. "" when all hold.
   std::string check_invariants(bool quiescent) const;
+  /// A credit deadlock now: a cycle of switch outputs, each with packets waiting on a VL and nothing leaving,
+  /// whose next hop's waiting head packet needs the next output of the cycle. "" when there is none, else the
+  /// cycle as "leaf0/5 VL0 -> spine0/2 VL0 -> ... -> (back to leaf0/5 VL0)".
+  std::string find_credit_deadlock() const;
 
 private:
   std::deque<sw::Switch> switches_;    ///< stable addresses: ports are bound to their switch
   std::vector<sw::Switch*> switch_at_; ///< the same, for dispatch without a deque's two-level lookup
   std::vector<std::int32_t> ordinal_;
+  struct PortPeer {
+    std::int32_t switch_ordinal = -1; ///< the switch at the other end; -1 for an HCA or nothing
+    std::uint8_t port = 0;
+  };
+  std::vector<std::vector<PortPeer>> peers_; ///< per switch ordinal, per port number
+  std::vector<std::string> switch_names_;    ///< per switch ordinal
   std::vector<std::pair<link::Port*, link::Port*>> links_;
 };
 

@@ -51,6 +51,12 @@ ib::sm::Subnet route(const ib::topo::Topology& topology, const FabricScenario& f
   }
 }
 
+/// A routing whose channel dependencies have a cycle can deadlock under load (the check `topo check` runs).
+std::string credit_loop_warning(const ib::topo::Topology& topology, const ib::sm::Subnet& subnet) {
+  return "the " + subnet.routing.engine + " routes contain a credit loop, so the fabric can deadlock under load: " +
+         ib::sm::describe_cycle(topology, subnet.check.cycle);
+}
+
 /// Every parameter in effect, from every profile the fabric uses, with its unit and source. A name under the
 /// scenario's "profiles" that the fabric does not use is an InputError: its overrides would change nothing.
 nlohmann::ordered_json profile_digests(const ib::topo::Topology& topology, const FabricScenario& f,
@@ -444,9 +450,11 @@ sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_jso
   return config;
 }
 
-nlohmann::ordered_json validate_fabric(const Scenario& scenario) {
+nlohmann::ordered_json validate_fabric(const Scenario& scenario, std::vector<std::string>* warnings) {
   const ib::topo::Topology topology = load(scenario.fabric, scenario.file);
   const ib::sm::Subnet subnet = route(topology, scenario.fabric, scenario.file);
+  if (warnings != nullptr && !subnet.check.cycle.empty())
+    warnings->push_back(credit_loop_warning(topology, subnet));
   resolve_faults(scenario, topology);
   if (!scenario.fabric.faults.empty())
     sm_params(scenario.fabric, scenario.file);
@@ -520,12 +528,28 @@ RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
   return out;
 }
 
+/// Throws `credit-deadlock` naming the cycle of ports if the fabric is deadlocked now.
+void diagnose_deadlock(Cluster& cluster, const Scenario& scenario) {
+  const std::string cycle = cluster.fabric().find_credit_deadlock();
+  if (!cycle.empty())
+    throw sim::InvariantViolation("credit-deadlock", scenario.name,
+                                  "the fabric deadlocked: each switch output of a cycle waits for credits that the next "
+                                  "one's waiting packets hold",
+                                  cycle + " at t=" + std::to_string(cluster.simulator().now().ps()) + " ps");
+}
+
 RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   const FabricScenario& f = scenario.fabric;
   const ib::topo::Topology topology = load(f, scenario.file);
   if (run_options.tracer != nullptr)
     check_trace_components(topology, run_options.tracer->filter());
   const ib::sm::Subnet subnet = route(topology, f, scenario.file);
+  std::vector<std::string> warnings;
+  if (!subnet.check.cycle.empty())
+    warnings.push_back(credit_loop_warning(topology, subnet));
+  if (run_options.warnings != nullptr)
+    for (const std::string& w : warnings)
+      *run_options.warnings << "ibnetsim: warning: " << w << '\n';
   ib::host::ClusterOptions options;
   options.seed = scenario.seed;
   options.verify_contents = f.verify_contents;
@@ -544,8 +568,17 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
     w->spawn(cluster, rendezvous.emplace_back());
   cluster.simulator().set_progress_hook(run_options.progress_hook, run_options.progress_context);
   cluster.set_tracer(run_options.tracer);
-  const sim::HostRuntime::Outcome outcome = cluster.run(scenario.duration);
+  sim::HostRuntime::Outcome outcome;
+  try {
+    outcome = cluster.run(scenario.duration);
+  } catch (const sim::InvariantViolation&) {
+    // A retry counter exceeded, or a program stuck, is often a fabric that deadlocked: say so, naming the cycle.
+    diagnose_deadlock(cluster, scenario);
+    throw;
+  }
   const bool finished = outcome.programs_stopped == 0;
+  if (!finished)
+    diagnose_deadlock(cluster, scenario);
   // With faults, a program may wait for a message that was lost, as a real one would hang: reported, not an error.
   if (!finished && scenario.duration == sim::Time::max() && f.faults.empty())
     throw sim::InvariantViolation("program-deadlock", scenario.name,
@@ -578,6 +611,8 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   // The workloads' span: the fabric then drains (final ACKs, credits) and idle retry timers run out.
   results["simulated_time_us"] = cluster.programs_ended_at().us();
   results["drained_at_us"] = cluster.simulator().now().us();
+  if (!warnings.empty())
+    results["warnings"] = warnings;
   results["finished"] = finished;
   if (!finished)
     results["programs_blocked"] = outcome.programs_stopped;
@@ -620,9 +655,9 @@ RunResult run(const Scenario& scenario, const RunOptions& options) {
   return run_phold(scenario, options);
 }
 
-std::string config_digest(const Scenario& scenario) {
-  const nlohmann::ordered_json profiles =
-      scenario.workload == WorkloadType::fabric ? validate_fabric(scenario) : nlohmann::ordered_json::object();
+std::string config_digest(const Scenario& scenario, std::vector<std::string>* warnings) {
+  const nlohmann::ordered_json profiles = scenario.workload == WorkloadType::fabric ? validate_fabric(scenario, warnings)
+                                                                                    : nlohmann::ordered_json::object();
   return sim::digest_hex(run_config(scenario, profiles).dump());
 }
 

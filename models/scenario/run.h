@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,8 @@ struct RunOptions {
   void* progress_context = nullptr;
   /// Receives a timeline of every component (fabric scenarios only); nullptr for none.
   sim::Tracer* tracer = nullptr;
+  /// Receives warnings before the simulation starts, one line each (a routing with a credit loop); nullptr: none.
+  std::ostream* warnings = nullptr;
 };
 
 struct RunResult {
@@ -39,7 +42,8 @@ RunResult run(const Scenario& scenario, const RunOptions& options = {});
 /// workloads name (filling in their defaults, such as a pattern's hosts, as a run does). Returns the profiles' part
 /// of the configuration a run would report: every parameter in effect of every hardware profile the fabric uses,
 /// with unit and source.
-nlohmann::ordered_json validate_fabric(const Scenario& scenario);
+/// Warnings (a routing with a credit loop) are appended to `warnings` when given.
+nlohmann::ordered_json validate_fabric(const Scenario& scenario, std::vector<std::string>* warnings = nullptr);
 
 /// The "config" a run of `scenario` reports, whose digest is the report's "config_digest": scenario_config() and,
 /// for a fabric, `profiles` (validate_fabric()). Two runs with the same digest have the same inputs.
@@ -47,6 +51,6 @@ sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_jso
 
 /// The digest `validate` prints and a sweep resumes by: that of the config a run of `scenario` would report
 /// (checks a fabric scenario as validate_fabric() does).
-std::string config_digest(const Scenario& scenario);
+std::string config_digest(const Scenario& scenario, std::vector<std::string>* warnings = nullptr);
 
 } // namespace ib::scenario

@@ -246,6 +246,16 @@ void Switch::on_tx_done(sim::Simulator& sim, std::uint8_t out_port) {
   }
 }
 
+bool Switch::head_waits_for(std::uint8_t in_port, std::uint8_t vl, std::uint8_t& out_port,
+                            std::uint8_t& out_vl) const {
+  const Input& input = inputs_[slot(in_port, vl)];
+  if (!input.head.valid() || input.busy)
+    return false;
+  out_port = pool_[input.head].out_port;
+  out_vl = pool_[input.head].out_vl;
+  return out_port != management_port;
+}
+
 void Switch::discard(link::PacketHandle handle) {
   if (discard_ != nullptr)
     discard_->discard(handle);

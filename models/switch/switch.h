@@ -102,6 +102,13 @@ public:
   void prefetch_near(const sim::Event& event) const;
 
   const Counters& counters() const { return counters_; }
+  /// For the deadlock diagnosis: the VLs on which packets wait for output `out_port` while nothing leaves by it
+  /// (bit v: VL v), and the output port and VL the head packet of input (`in_port`, `vl`) waits for (false when
+  /// that input has no waiting head).
+  std::uint16_t waiting_vls(std::uint8_t out_port) const {
+    return outputs_[out_port].sending ? 0 : outputs_[out_port].requested_vls;
+  }
+  bool head_waits_for(std::uint8_t in_port, std::uint8_t vl, std::uint8_t& out_port, std::uint8_t& out_vl) const;
   /// Buffer accounting: each input VL's used blocks equal its queued packets' (`buffer-accounting`); "" if so.
   std::string check_invariants() const;
 

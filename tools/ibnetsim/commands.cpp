@@ -249,6 +249,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   run_options.progress_hook = quiet ? nullptr : &Progress::hook;
   run_options.progress_context = &progress;
   run_options.tracer = tracer.get();
+  run_options.warnings = &err;
   const auto started = std::chrono::steady_clock::now();
   RunResult result;
   try {
@@ -277,7 +278,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   return sim::exit_ok;
 }
 
-int command_validate(const std::vector<std::string>& args, std::ostream& out) {
+int command_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("ibnetsim validate SCENARIO [options]");
   options.add_options()("help,h", "show this help");
   options.add(scenario_options());
@@ -288,7 +289,10 @@ int command_validate(const std::vector<std::string>& args, std::ostream& out) {
   }
   const Scenario scenario = load_from(parsed, "validate");
   // The digest a run of it would report; computing it checks the fabric, so nothing is printed before.
-  const std::string digest = ib::scenario::config_digest(scenario);
+  std::vector<std::string> warnings;
+  const std::string digest = ib::scenario::config_digest(scenario, &warnings);
+  for (const std::string& w : warnings)
+    err << "ibnetsim: warning: " << w << "\n";
   out << scenario.file << ": valid scenario \"" << scenario.name << "\", config digest " << digest << "\n";
   return sim::exit_ok;
 }
@@ -442,7 +446,7 @@ int dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
     if (command == "run")
       return command_run(args, out, err);
     if (command == "validate")
-      return command_validate(args, out);
+      return command_validate(args, out, err);
     if (command == "params")
       return command_params(args, out);
     if (command == "topo")
