@@ -457,6 +457,10 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
     }
     ++w.responses_in;
   }
+  // A response in sequence is forward progress, which restarts the transport timer (IBA vol. 1 ch. 9): else a READ
+  // whose responses take longer than the timeout to stream in would be retried from its start until it failed.
+  qp.retries_left = qp.attr.retry_cnt;
+  arm_retry_timer(sim, qp);
   if (w.responses_in == w.psn_count) {
     w.done = true;
     w.counted_read = false;

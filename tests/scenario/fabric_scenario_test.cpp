@@ -148,6 +148,22 @@ TEST_CASE("fabric: ib_write_bw ib_read_bw and ib_send_bw runs end when the clien
   }
 }
 
+TEST_CASE("fabric: one RC WRITE of 896 MiB, longer to send than the 67 ms transport timeout, completes untimed out",
+          "[scenario][fabric]") {
+  // 939524096 bytes take 76 ms at 99 Gb/s: only acknowledgements requested inside the message keep the requester's
+  // timer (timeout 14) from expiring and retrying it until "transport retry counter exceeded".
+  const auto r = run_cli({"run", source_path("scenarios/experiments/write_bw_pair.json"), "--format", "json", "--set",
+                          "/workloads/0/size_bytes=939524096", "--set", "/workloads/0/iterations=1"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json report = json::parse(r.out);
+  CHECK(results_of(report, "ib_write_bw").at(0).at("bw_average_gbps").get<double>() > 70);
+  for (const json& host : report.at("results").at("pcie").at("hosts")) {
+    CHECK(host.at("timeouts") == 0);
+    CHECK(host.at("retransmitted_packets") == 0);
+  }
+}
+
 TEST_CASE("fabric: ib_write_bw over 2 QPs completes every message of both", "[scenario][fabric]") {
   const json report = run_report("write_bw_2qps", scenario("write_bw_2qps", star(2),
                                                            {{{"type", "ib_write_bw"},

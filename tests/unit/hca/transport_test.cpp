@@ -9,10 +9,12 @@
 //       with no RECV is dropped silently while its sender completes, and nothing is acknowledged;
 //   UC  no ACKs and no retries: a lost packet loses its message only, the next one arrives intact; when the lost
 //       packet is a FIRST, the rest of its message (no address of its own) lands nowhere;
+//   a WRITE or READ longer than the transport timeout completes, through AckReqs inside it or its responses;
 //   and a QP moved to ERROR flushes its outstanding send WRs and posted RECVs.
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -322,6 +324,74 @@ TEST_CASE("RC retries exhausted fail the first WR with retry_exc_err and flush t
   CHECK(failed_at.us() < 4 * 65.536);
   CHECK(after_error.error == verbs::PostError::invalid_state);
   CHECK(c->check_invariants() == "");
+}
+
+// ---- RC: messages longer than the transport timeout.
+
+namespace {
+
+/// One 1 MiB RC WRITE or READ (256 packets, about 84 us at EDR) from h1 to h2 under a 32.8 us transport timeout
+/// (timeout 3), with `ack_request_interval_packets` set to `interval` (nullopt: the shipped profile's): its
+/// completion and the requester's counters.
+struct LongMessage {
+  std::vector<verbs::WorkCompletion> completions;
+  hca::QpCounters requester;
+};
+LongMessage long_message(verbs::WrOpcode opcode, std::optional<std::uint32_t> interval) {
+  constexpr std::uint32_t size = 1 << 20;
+  host::ClusterOptions options = verifying();
+  if (interval)
+    options.profiles["connectx4-edr"].push_back({"/ack_request_interval_packets", std::to_string(*interval)});
+  testing::TestCluster c(testing::star_topology(2), options);
+  Endpoint a, b;
+  LongMessage out;
+  c->spawn("h1", "requester", [&](host::Context& ctx) {
+    open(ctx, a, verbs::QpType::rc, size);
+    fill(ctx.memory(), a.buffer, size, 5);
+    verbs::QpAttr attr;
+    attr.timeout = 3; // 4.096 us x 2^3 = 32.8 us: well below the message's 84 us
+    connect(ctx, a, b, attr);
+    verbs::SendWr wr = write_wr(1, a.buffer, size, b.buffer);
+    wr.opcode = opcode;
+    REQUIRE(ctx.post_send(a.qp, wr).ok());
+    out.completions = collect(ctx, a.cq, 1, ms(5));
+  });
+  c->spawn("h2", "responder", [&](host::Context& ctx) {
+    open(ctx, b, verbs::QpType::rc, size);
+    fill(ctx.memory(), b.buffer, size, 9);
+    connect(ctx, b, a);
+  });
+  c->run();
+  out.requester = c->host("h1").hca->qp_counters(a.qp);
+  if (out.completions.size() == 1 && out.completions[0].status == WcStatus::success)
+    CHECK(first_difference(*c->host("h2").memory, b.buffer, *c->host("h1").memory, a.buffer, size) == -1);
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("RC messages that take longer than the transport timeout to send complete, since progress restarts it",
+          "[hca][transport]") {
+  SECTION("a WRITE asks for ACKs inside the message (the shipped profile's every 64 packets)") {
+    const LongMessage m = long_message(verbs::WrOpcode::rdma_write, std::nullopt);
+    REQUIRE(m.completions.size() == 1);
+    CHECK(m.completions[0].status == WcStatus::success);
+    CHECK(m.requester.timeouts == 0);
+    CHECK(m.requester.retransmitted_packets == 0);
+  }
+  SECTION("asking only with the last packet, the timer expires before any ACK can come: the WRITE fails") {
+    const LongMessage m = long_message(verbs::WrOpcode::rdma_write, 0);
+    REQUIRE(m.completions.size() == 1);
+    CHECK(m.completions[0].status == WcStatus::retry_exc_err);
+    CHECK(m.requester.timeouts == 8); // the first try and retry_cnt = 7 retries
+  }
+  SECTION("a READ's responses in sequence restart the timer, whatever the AckReq interval") {
+    const LongMessage m = long_message(verbs::WrOpcode::rdma_read, 0);
+    REQUIRE(m.completions.size() == 1);
+    CHECK(m.completions[0].status == WcStatus::success);
+    CHECK(m.requester.timeouts == 0);
+    CHECK(m.requester.retransmitted_packets == 0);
+  }
 }
 
 // ---- RC: receiver not ready.
