@@ -125,9 +125,7 @@ std::string Fabric::find_credit_deadlock() const {
     std::uint8_t port, vl;
     bool operator==(const Channel&) const = default;
   };
-  const auto blocked = [&](const Channel& c) {
-    return (switches_[c.sw].waiting_vls(c.port) >> c.vl & 1u) != 0;
-  };
+  const auto blocked = [&](const Channel& c) { return (switches_[c.sw].waiting_vls(c.port) >> c.vl & 1u) != 0; };
   const auto next = [&](const Channel& c, Channel& out) {
     const PortPeer& peer = peers_[c.sw][c.port];
     if (peer.switch_ordinal < 0)

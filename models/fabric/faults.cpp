@@ -35,10 +35,9 @@ FaultInjector::FaultInjector(Fabric& fabric, const topo::Topology& topology, con
                              sim::Target self, link::PacketDiscard& discard)
     : fabric_(fabric), topology_(topology), subnet_(subnet), options_(std::move(options)), sm_params_(sm_params),
       faults_(std::move(faults)), self_(self), discard_(discard), sm_view_(subnet.routing),
-      link_failed_(topology.link_count(), 0), switch_failed_(topology.node_count(), 0),
-      down_(topology.link_count(), 0), trained_(topology.link_count(), 0), activation_(topology.link_count(), 0) {
-  assert(std::is_sorted(faults_.begin(), faults_.end(),
-                        [](const Fault& a, const Fault& b) { return a.at < b.at; }));
+      link_failed_(topology.link_count(), 0), switch_failed_(topology.node_count(), 0), down_(topology.link_count(), 0),
+      trained_(topology.link_count(), 0), activation_(topology.link_count(), 0) {
+  assert(std::is_sorted(faults_.begin(), faults_.end(), [](const Fault& a, const Fault& b) { return a.at < b.at; }));
   fabric_.enable_fault_handling(&discard_);
 }
 
@@ -54,8 +53,7 @@ void FaultInjector::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   case Kind::lft_block: {
     const sm::LftUpdate& update = updates_[event.handle];
-    fabric_.switch_of(update.switch_node)
-        .set_forwarding_entries(update.block * sm::lft_block_entries, update.entries);
+    fabric_.switch_of(update.switch_node).set_forwarding_entries(update.block * sm::lft_block_entries, update.entries);
     return;
   }
   case Kind::link_active: {

@@ -47,8 +47,7 @@ public:
   /// by `sm_params`. Events go to `self`; dropped packets to `discard`. Preconditions: every fault names a link
   /// or switch of `topology`, and faults are in time order.
   FaultInjector(Fabric& fabric, const topo::Topology& topology, const sm::Subnet& subnet, sm::SmOptions options,
-                const sm::Params& sm_params, std::vector<Fault> faults, sim::Target self,
-                link::PacketDiscard& discard);
+                const sm::Params& sm_params, std::vector<Fault> faults, sim::Target self, link::PacketDiscard& discard);
 
   /// Schedules the faults.
   void start(sim::Simulator& sim);
@@ -76,13 +75,13 @@ private:
   sim::Target self_;
   link::PacketDiscard& discard_;
 
-  sm::Routing sm_view_;                      ///< the tables the SM believes the switches have (after its plans)
-  std::vector<std::uint8_t> link_failed_;    ///< per link: a link fault holds it down
-  std::vector<std::uint8_t> switch_failed_;  ///< per node
-  std::vector<std::uint8_t> down_;           ///< per link: down for data now (failed, or not yet made Active)
-  std::vector<std::uint8_t> trained_;        ///< per link: physically up again, in Init until the SM activates it
-  std::vector<std::uint32_t> activation_;    ///< per link: which reaction last planned to activate it
-  std::vector<sm::LftUpdate> updates_;       ///< scheduled LFT blocks, by event handle
+  sm::Routing sm_view_;                     ///< the tables the SM believes the switches have (after its plans)
+  std::vector<std::uint8_t> link_failed_;   ///< per link: a link fault holds it down
+  std::vector<std::uint8_t> switch_failed_; ///< per node
+  std::vector<std::uint8_t> down_;          ///< per link: down for data now (failed, or not yet made Active)
+  std::vector<std::uint8_t> trained_;       ///< per link: physically up again, in Init until the SM activates it
+  std::vector<std::uint32_t> activation_;   ///< per link: which reaction last planned to activate it
+  std::vector<sm::LftUpdate> updates_;      ///< scheduled LFT blocks, by event handle
   std::vector<FaultRecord> records_;
 };
 

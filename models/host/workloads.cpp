@@ -333,7 +333,12 @@ WorkloadOption qp_timeout_option() {
 }
 
 WorkloadOption retry_count_option() {
-  return WorkloadOption{"retry_count", OptionKind::integer, "count", 0, 7, uses(with_default(7)),
+  return WorkloadOption{"retry_count",
+                        OptionKind::integer,
+                        "count",
+                        0,
+                        7,
+                        uses(with_default(7)),
                         "RC retry_cnt: retransmissions after timeouts or NAKs before a work request fails with "
                         "\"transport retry counter exceeded\""};
 }

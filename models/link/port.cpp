@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <cassert>
+#include <cmath>
 #include <stdexcept>
 #include <utility>
 

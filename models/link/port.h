@@ -139,14 +139,14 @@ struct PortCounters {
   std::array<std::uint64_t, vl_slots> xmit_data_words_by_vl{}; ///< PortVLXmitData (PortCountersExtended)
   std::array<std::uint64_t, vl_slots> xmit_pkts_by_vl{};       ///< PortVLXmitPkts
   // Errors, which only faults cause.
-  std::uint64_t link_downed = 0;           ///< LinkDownedCounter: times the link went down
-  std::uint64_t symbol_errors = 0;         ///< SymbolErrorCounter: one per corrupted packet received
-  std::uint64_t rcv_errors = 0;            ///< PortRcvErrors: packets received with a bad CRC, dropped
-  std::uint64_t xmit_discards = 0;         ///< PortXmitDiscards: packets for this output dropped, its link down
+  std::uint64_t link_downed = 0;             ///< LinkDownedCounter: times the link went down
+  std::uint64_t symbol_errors = 0;           ///< SymbolErrorCounter: one per corrupted packet received
+  std::uint64_t rcv_errors = 0;              ///< PortRcvErrors: packets received with a bad CRC, dropped
+  std::uint64_t xmit_discards = 0;           ///< PortXmitDiscards: packets for this output dropped, its link down
   std::uint64_t rcv_switch_relay_errors = 0; ///< PortRcvSwitchRelayErrors: received, but no route for the DLID
-  std::uint64_t lost_on_wire = 0;          ///< packets travelling towards this port when its link went down
-  std::uint64_t lost_in_buffer = 0;        ///< packets in this port's receive buffer when its link went down
-  std::uint64_t flow_control_lost = 0;     ///< flow-control packets to this port dropped on their CRC
+  std::uint64_t lost_on_wire = 0;            ///< packets travelling towards this port when its link went down
+  std::uint64_t lost_in_buffer = 0;          ///< packets in this port's receive buffer when its link went down
+  std::uint64_t flow_control_lost = 0;       ///< flow-control packets to this port dropped on their CRC
   /// Packets this port lost, whatever the cause.
   std::uint64_t packets_lost() const {
     return rcv_errors + xmit_discards + rcv_switch_relay_errors + lost_on_wire + lost_in_buffer;
@@ -353,8 +353,8 @@ private:
   std::uint32_t vl15_used_ = 0;
 
   // Faults, cold.
-  Port* peer_ = nullptr;      ///< the other end, once connected
-  bool down_ = false;         ///< down() and the VLs it ran, restored by link_up()
+  Port* peer_ = nullptr; ///< the other end, once connected
+  bool down_ = false;    ///< down() and the VLs it ran, restored by link_up()
   std::uint8_t up_data_vls_ = 0;
   struct BitErrors {
     double bit_error_rate;

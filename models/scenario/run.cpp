@@ -126,7 +126,8 @@ std::vector<ib::fabric::Fault> resolve_faults(const Scenario& scenario, const ib
     fault.at = spec.at;
     if (scenario.duration != sim::Time::max() && spec.at >= scenario.duration)
       throw sim::InputError(scenario.file, spec.pointer + "/at_us",
-                            "a time within the run (duration_us is " + sim::param_detail::format_number(scenario.duration.us()) + ")",
+                            "a time within the run (duration_us is " +
+                                sim::param_detail::format_number(scenario.duration.us()) + ")",
                             sim::param_detail::format_number(spec.at.us()));
     if (spec.target_key == "switch") {
       const auto node = topology.find(spec.target);
@@ -298,8 +299,8 @@ nlohmann::ordered_json fault_report(Cluster& cluster, const ib::topo::Topology& 
       sm["routing_done_at_us"] = after(r.fault.at, p.routing_done_at);
       sm["rerouted_at_us"] = after(r.fault.at, p.last_lft_at);
       sm["done_at_us"] = after(r.fault.at, p.done_at);
-      sm["fault_to_rerouted_us"] =
-          p.last_lft_at == sim::Time::max() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.last_lft_at.us());
+      sm["fault_to_rerouted_us"] = p.last_lft_at == sim::Time::max() ? nlohmann::ordered_json(nullptr)
+                                                                     : nlohmann::ordered_json(p.last_lft_at.us());
       sm["smps_sent"] = p.smps_sent;
       sm["smps_lost"] = p.smps_lost;
       sm["lft_blocks_sent"] = p.blocks_changed;
@@ -532,10 +533,11 @@ RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
 void diagnose_deadlock(Cluster& cluster, const Scenario& scenario) {
   const std::string cycle = cluster.fabric().find_credit_deadlock();
   if (!cycle.empty())
-    throw sim::InvariantViolation("credit-deadlock", scenario.name,
-                                  "the fabric deadlocked: each switch output of a cycle waits for credits that the next "
-                                  "one's waiting packets hold",
-                                  cycle + " at t=" + std::to_string(cluster.simulator().now().ps()) + " ps");
+    throw sim::InvariantViolation(
+        "credit-deadlock", scenario.name,
+        "the fabric deadlocked: each switch output of a cycle waits for credits that the next "
+        "one's waiting packets hold",
+        cycle + " at t=" + std::to_string(cluster.simulator().now().ps()) + " ps");
 }
 
 RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
@@ -586,8 +588,8 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
                                   std::to_string(outcome.programs_stopped) + " programs blocked at t=" +
                                       std::to_string(cluster.simulator().now().ps()) + " ps");
   // A run cut short by duration_us cannot be quiescent; credits must still be conserved.
-  const std::string broken = finished ? cluster.check_invariants()
-                                      : cluster.fabric().check_invariants(false) + cluster.check_exactly_once();
+  const std::string broken =
+      finished ? cluster.check_invariants() : cluster.fabric().check_invariants(false) + cluster.check_exactly_once();
   if (!broken.empty())
     throw sim::InvariantViolation("fabric-run", scenario.name, "the run ended with an invariant broken", broken);
 
@@ -656,8 +658,9 @@ RunResult run(const Scenario& scenario, const RunOptions& options) {
 }
 
 std::string config_digest(const Scenario& scenario, std::vector<std::string>* warnings) {
-  const nlohmann::ordered_json profiles = scenario.workload == WorkloadType::fabric ? validate_fabric(scenario, warnings)
-                                                                                    : nlohmann::ordered_json::object();
+  const nlohmann::ordered_json profiles = scenario.workload == WorkloadType::fabric
+                                              ? validate_fabric(scenario, warnings)
+                                              : nlohmann::ordered_json::object();
   return sim::digest_hex(run_config(scenario, profiles).dump());
 }
 

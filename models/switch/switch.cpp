@@ -246,8 +246,7 @@ void Switch::on_tx_done(sim::Simulator& sim, std::uint8_t out_port) {
   }
 }
 
-bool Switch::head_waits_for(std::uint8_t in_port, std::uint8_t vl, std::uint8_t& out_port,
-                            std::uint8_t& out_vl) const {
+bool Switch::head_waits_for(std::uint8_t in_port, std::uint8_t vl, std::uint8_t& out_port, std::uint8_t& out_vl) const {
   const Input& input = inputs_[slot(in_port, vl)];
   if (!input.head.valid() || input.busy)
     return false;

@@ -6,8 +6,9 @@
 // latency (store-and-forward); the port's arrival event comes at that instant. Only an input's head packet can move, so
 // head-of-line blocking emerges from the buffers. Faults: once a port's link is down, the packets its buffer holds
 // and those queued anywhere for it are dropped, as are later arrivals routed to it (PortXmitDiscards) or to no
-// route after a reroute (PortRcvSwitchRelayErrors), until the subnet manager's new tables steer around it. Left out: multicast (MFT), adaptive routing, congestion control
-// (FECN/BECN), input speedup beyond one packet per (port, VL) at a time, and packet lifetime limits.
+// route after a reroute (PortRcvSwitchRelayErrors), until the subnet manager's new tables steer around it. Left out:
+// multicast (MFT), adaptive routing, congestion control (FECN/BECN), input speedup beyond one packet per (port, VL) at
+// a time, and packet lifetime limits.
 #pragma once
 
 #include <array>

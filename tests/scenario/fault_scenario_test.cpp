@@ -70,8 +70,9 @@ const json& port_row(const json& report, const std::string& port) {
 
 TEST_CASE("faults: a spine link failing mid-run is rerouted by the SM and every message arrives once",
           "[scenario][faults]") {
-  const json report = run_ok("spine_link", fault_scenario("spine_link", json::array({all_to_all(30)}),
-                                                          {{{"type", "link_down"}, {"at_us", 20}, {"link", "leaf0/3"}}}));
+  const json report =
+      run_ok("spine_link", fault_scenario("spine_link", json::array({all_to_all(30)}),
+                                          {{{"type", "link_down"}, {"at_us", 20}, {"link", "leaf0/3"}}}));
   const json& results = report.at("results");
   CHECK(results.at("finished") == true);
   const json& faults = results.at("faults");
@@ -96,17 +97,18 @@ TEST_CASE("faults: a spine link failing mid-run is rerouted by the SM and every 
   CHECK_FALSE(workload.contains("failed_work_requests"));
   const json& near = port_row(report, "leaf0/3");
   CHECK(near.at("LinkDownedCounter") == 1);
-  CHECK(near.at("lost").at("output_down").get<int>() + port_row(report, "spine0/1").at("lost").at("output_down").get<int>() ==
+  CHECK(near.at("lost").at("output_down").get<int>() +
+            port_row(report, "spine0/1").at("lost").at("output_down").get<int>() ==
         faults.at("packets_lost").at("output_down"));
 }
 
 TEST_CASE("faults: a host cut off fails its peers' work requests with retry exceeded, as perftest reports",
           "[scenario][faults]") {
   // h3's only link goes down for good: the SM cannot route to it, and h0's QP exhausts retry_count 2.
-  json bw = {{"type", "ib_write_bw"}, {"client", "h0"}, {"server", "h3"},   {"size_bytes", 65536},
-             {"iterations", 2000},    {"qp_timeout", 4},  {"retry_count", 2}};
-  const json report =
-      run_ok("cut_off", fault_scenario("cut_off", json::array({bw}), {{{"type", "link_down"}, {"at_us", 30}, {"link", "h3/1"}}}));
+  json bw = {{"type", "ib_write_bw"}, {"client", "h0"},  {"server", "h3"},  {"size_bytes", 65536},
+             {"iterations", 2000},    {"qp_timeout", 4}, {"retry_count", 2}};
+  const json report = run_ok("cut_off", fault_scenario("cut_off", json::array({bw}),
+                                                       {{{"type", "link_down"}, {"at_us", 30}, {"link", "h3/1"}}}));
   const json& results = report.at("results");
   const json& workload = results.at("workloads").at("ib_write_bw");
   CHECK(workload.at("failed_work_requests").at("transport retry counter exceeded") == 1);
@@ -144,9 +146,10 @@ TEST_CASE("faults: a flapping link goes down and comes back count times, carryin
 
 TEST_CASE("faults: a spine switch fails and returns: traffic moves to the other spine, then its tables are rewritten",
           "[scenario][faults]") {
-  const json report = run_ok("switch", fault_scenario("switch", json::array({all_to_all(60)}),
-                                                      {{{"type", "switch_down"}, {"at_us", 20}, {"switch", "spine0"}},
-                                                       {{"type", "switch_up"}, {"at_us", 3000}, {"switch", "spine0"}}}));
+  const json report =
+      run_ok("switch", fault_scenario("switch", json::array({all_to_all(60)}),
+                                      {{{"type", "switch_down"}, {"at_us", 20}, {"switch", "spine0"}},
+                                       {{"type", "switch_up"}, {"at_us", 3000}, {"switch", "spine0"}}}));
   const json& results = report.at("results");
   CHECK(results.at("finished") == true);
   CHECK(results.at("faults").at("error_completions") == 0);
@@ -180,8 +183,8 @@ TEST_CASE("faults: bit errors are recovered by RC and lose UD messages, and the 
   CHECK(port_row(report, "leaf0/1").at("PortRcvErrors").get<int>() > 0);
 
   // UD has no retransmission: the datagrams hit are gone.
-  json ud = {{"type", "ib_send_bw"}, {"client", "h0"}, {"server", "h2"}, {"size_bytes", 4096},
-             {"iterations", 2000},   {"connection", "UD"}};
+  json ud = {{"type", "ib_send_bw"}, {"client", "h0"},     {"server", "h2"},
+             {"size_bytes", 4096},   {"iterations", 2000}, {"connection", "UD"}};
   const json lossy = run_ok("ber_ud", fault_scenario("ber_ud", json::array({ud}), json::array({ber})));
   CHECK(lossy.at("results").at("faults").at("packets_lost").at("bad_crc").get<int>() > 10);
   CHECK(lossy.at("results").at("faults").at("retransmitted_packets") == 0);
