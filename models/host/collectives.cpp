@@ -189,10 +189,7 @@ private:
         wr.immediate = s;
         const verbs::PostResult r = ctx.post_send(qp_of[st.to], wr);
         if (!r.ok()) {
-          if (!ctx.faults() || r.error != verbs::PostError::invalid_state)
-            throw sim::InvariantViolation("allreduce-post", name_, "post_send refused a work request",
-                                          std::string(verbs::to_string(r.error)));
-          record_failure(true, verbs::to_string(verbs::WcStatus::wr_flush_err), "allreduce-completion");
+          record_refused_post(ctx.faults(), r.error, "allreduce-post", "allreduce-completion");
           throw ProgramFailed{};
         }
         // Wait for this step's data from the peer, then reduce it into the vector.

@@ -355,11 +355,7 @@ private:
         wr.remote_address = peer_buffer_.at(m.peer);
         const verbs::PostResult r = ctx.post_send(qp_of[m.peer], wr);
         if (!r.ok()) {
-          // A QP a fault sent to the error state refuses more work: the message fails here.
-          if (!ctx.faults() || r.error != verbs::PostError::invalid_state)
-            throw sim::InvariantViolation("pattern-post", name_, "post_send refused a work request",
-                                          std::string(verbs::to_string(r.error)));
-          record_failure(true, verbs::to_string(verbs::WcStatus::wr_flush_err), "pattern-completion");
+          record_refused_post(ctx.faults(), r.error, "pattern-post", "pattern-completion"); // the message fails
           ++failed_to_[m.peer];
           ++messages_failed_;
           ++next;

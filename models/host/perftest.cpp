@@ -496,10 +496,7 @@ private:
   void post(Context& ctx, std::uint32_t qpn, std::span<const verbs::SendWr> wrs) {
     const verbs::PostResult r = ctx.post_send(qpn, wrs);
     if (!r.ok()) {
-      if (!ctx.faults() || r.error != verbs::PostError::invalid_state)
-        throw sim::InvariantViolation("perftest-post", name_, "post_send refused a work request",
-                                      std::string(verbs::to_string(r.error)));
-      record_failure(true, verbs::to_string(verbs::WcStatus::wr_flush_err), "perftest-completion");
+      record_refused_post(ctx.faults(), r.error, "perftest-post", "perftest-completion");
       throw ProgramFailed{};
     }
   }

@@ -9,6 +9,14 @@
 
 namespace ib::host {
 
+void Workload::record_refused_post(bool faults, verbs::PostError error, const char* post_invariant,
+                                   const char* completion_invariant) {
+  if (!faults || error != verbs::PostError::invalid_state)
+    throw sim::InvariantViolation(post_invariant, name_, "post_send refused a work request",
+                                  std::string(verbs::to_string(error)));
+  record_failure(true, verbs::to_string(verbs::WcStatus::wr_flush_err), completion_invariant);
+}
+
 void Workload::record_failure(bool faults, std::string_view status, const char* invariant) {
   if (!faults)
     throw sim::InvariantViolation(invariant, name_, "a work request failed", std::string(status));

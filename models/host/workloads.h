@@ -64,6 +64,11 @@ protected:
   /// A work request completed (or was refused) with `status`: with faults injected (`faults`) it is counted
   /// and the caller goes on; without, nothing explains it and it is an invariant violation (exit 3).
   void record_failure(bool faults, std::string_view status, const char* invariant);
+  /// post_send refused with `error`. A QP a fault sent to the error state refuses work: with faults that is a
+  /// flushed work request (recorded; the caller goes on as after a failed completion). Anything else is the
+  /// `post_invariant` violation.
+  void record_refused_post(bool faults, verbs::PostError error, const char* post_invariant,
+                           const char* completion_invariant);
   std::string name_, type_, file_, pointer_;
   std::map<std::string, std::uint64_t> failed_;
   std::uint32_t programs_failed_ = 0;

@@ -179,27 +179,17 @@ std::vector<ib::fabric::Fault> resolve_faults(const Scenario& scenario, const ib
       return sim::InputError(scenario.file, t.spec->pointer + "/" + t.spec->target_key, expected,
                              "\"" + t.spec->target + "\" at " + sim::param_detail::format_number(f.at.us()) + " us");
     };
-    switch (f.kind) {
-    case FaultKind::link_down:
-    case FaultKind::link_up: {
-      const bool down = f.kind == FaultKind::link_down;
-      if (link_failed[f.link] == (down ? 1 : 0))
-        throw impossible(down ? "a link that is up at that time (it is already down)"
-                              : "a link that is down at that time (a link_up needs an earlier link_down)");
-      link_failed[f.link] = down ? 1 : 0;
-      break;
-    }
-    case FaultKind::switch_down:
-    case FaultKind::switch_up: {
-      const bool down = f.kind == FaultKind::switch_down;
-      if (switch_failed[f.node] == (down ? 1 : 0))
-        throw impossible(down ? "a switch that is up at that time (it has already failed)"
-                              : "a switch that has failed by then (a switch_up needs an earlier switch_down)");
-      switch_failed[f.node] = down ? 1 : 0;
-      break;
-    }
-    case FaultKind::bit_errors:
-      break;
+    if (f.kind != FaultKind::bit_errors) {
+      const bool is_link = f.kind == FaultKind::link_down || f.kind == FaultKind::link_up;
+      const bool down = f.kind == FaultKind::link_down || f.kind == FaultKind::switch_down;
+      std::uint8_t& failed = is_link ? link_failed[f.link] : switch_failed[f.node];
+      if (failed == (down ? 1 : 0))
+        throw impossible(is_link
+                             ? (down ? "a link that is up at that time (it is already down)"
+                                     : "a link that is down at that time (a link_up needs an earlier link_down)")
+                             : (down ? "a switch that is up at that time (it has already failed)"
+                                     : "a switch that has failed by then (a switch_up needs an earlier switch_down)"));
+      failed = down ? 1 : 0;
     }
     out.push_back(f);
   }
