@@ -121,6 +121,7 @@ QpCounters Hca::totals() const {
     t.rc_requests_posted += c.rc_requests_posted;
     t.rc_requests_completed += c.rc_requests_completed;
     t.rc_requests_failed += c.rc_requests_failed;
+    t.rc_messages_accepted += c.rc_messages_accepted;
     t.error_completions += c.error_completions;
   }
   return t;
@@ -566,6 +567,11 @@ std::string Hca::check_quiescent() const {
              " send work requests never completed";
     if (!qp.parked.empty())
       return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
+    // Every message the responder accepted (and acknowledged) reached the program, unless the QP failed.
+    if (qp.type == verbs::QpType::rc && qp.state != verbs::QpState::error &&
+        qp.counters.rc_messages_accepted != qp.counters.messages_received)
+      return "QP " + std::to_string(qp.qpn) + ": " + std::to_string(qp.counters.rc_messages_accepted) +
+             " messages accepted but " + std::to_string(qp.counters.messages_received) + " delivered";
   }
   for (const PortState& p : ports_)
     if (!p.data.empty() || !p.control.empty())

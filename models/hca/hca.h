@@ -80,8 +80,11 @@ struct QpCounters {
   std::uint64_t rnr_naks_sent = 0, sequence_naks_sent = 0, duplicates_received = 0, dropped = 0;
   std::uint32_t peak_reads_outstanding = 0; ///< most READs/atomics in flight at once as initiator
   /// RC SEND and WRITE work requests: posted, completed successfully, completed in error (flushes included).
-  /// The responder's messages_received must lie between completed and posted (exactly-once).
+  /// The responder's rc_messages_accepted must lie between completed and posted (exactly-once).
   std::uint64_t rc_requests_posted = 0, rc_requests_completed = 0, rc_requests_failed = 0;
+  /// As responder: RC messages accepted in PSN order (each one MSN, acknowledged from then on); they are
+  /// delivered (messages_received) once their payload is placed.
+  std::uint64_t rc_messages_accepted = 0;
   std::uint64_t error_completions = 0; ///< send and receive work requests completed in error
 };
 

@@ -228,8 +228,11 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   qp.expected_psn = psn_add(qp.expected_psn, 1);
   if (claims_recv(op))
     ++qp.rq_consumed; // placement takes it when the packet's turn comes
-  if (ends_message(op))
+  if (ends_message(op)) {
     ++qp.msn;
+    if (qp.type == verbs::QpType::rc)
+      ++qp.counters.rc_messages_accepted;
+  }
   if (p.ack_request && qp.type == verbs::QpType::rc)
     send_ack(sim, qp, Aeth::ack, p.psn);
   qp.parked.push_back(handle);

@@ -181,12 +181,13 @@ std::string Cluster::check_exactly_once() const {
       if (c.dest_qpn < 2 || c.dest_qpn - 2 >= peer.hca->qp_count())
         continue;
       const hca::QpCounters& a = h.hca->qp_counters(c.qpn);
-      const std::uint64_t delivered = peer.hca->qp_counters(c.dest_qpn).messages_received;
-      if (delivered < a.rc_requests_completed || delivered > a.rc_requests_posted)
+      // Accepted, not yet delivered: the ACK leaves on acceptance, before the payload is placed.
+      const std::uint64_t accepted = peer.hca->qp_counters(c.dest_qpn).rc_messages_accepted;
+      if (accepted < a.rc_requests_completed || accepted > a.rc_requests_posted)
         problems += "exactly-once: " + h.name + " QP " + std::to_string(c.qpn) + " -> " + peer.name + " QP " +
                     std::to_string(c.dest_qpn) + ": " + std::to_string(a.rc_requests_completed) +
                     " requests completed, " + std::to_string(a.rc_requests_posted) + " posted, but " +
-                    std::to_string(delivered) + " messages delivered\n";
+                    std::to_string(accepted) + " messages accepted\n";
     }
   }
   return problems;
