@@ -380,7 +380,11 @@ std::vector<std::string> axis_columns(const Sweep& sweep) {
 }
 
 Sweep read_sweep_file(const std::string& path) {
-  const sim::JsonDocument doc = sim::load_json_file(path);
+  return read_sweep(sim::load_json_file(path));
+}
+
+Sweep read_sweep(const sim::JsonDocument& doc) {
+  const std::string& path = doc.file;
   sim::JsonObjectReader top(doc.file, doc.root, "");
   top.skip("$schema");
   Sweep sweep;
