@@ -530,6 +530,10 @@ TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what w
         {"axes", {{{"zip", {axis, {{"pointer", "/seed"}, {"values", {1, 2, 3}}}}}}}}},
        ":/axes/0/zip: expected zipped parameters with as many values each (2)"},
       {"missing_scenario", {{"name", "s"}, {"scenario", "no/such.json"}, {"axes", {axis}}}, ":/scenario: expected"},
+      // Regression (fuzzing): a name the system refuses ended as an internal error (filesystem_error).
+      {"scenario_name_too_long",
+       {{"name", "s"}, {"scenario", std::string(5000, 'a') + ".json"}, {"axes", {axis}}},
+       ":/scenario: expected a scenario file (relative paths from the sweep's directory), got \"aaa"},
       {"bad_value",
        {{"name", "s"},
         {"scenario", scenario},

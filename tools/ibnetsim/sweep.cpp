@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include "models/scenario/run.h"
 #include "models/scenario/scenario.h"
@@ -399,9 +400,11 @@ Sweep read_sweep(const sim::JsonDocument& doc) {
       fs::absolute(scenario_path.is_relative() ? fs::path(path).parent_path() / scenario_path : scenario_path)
           .lexically_normal()
           .string();
-  if (!fs::is_regular_file(sweep.scenario))
+  // Without the error_code, a name the system refuses (too long, say) would throw filesystem_error: not bad input.
+  std::error_code error;
+  if (!fs::is_regular_file(sweep.scenario, error))
     throw sim::InputError(doc.file, "/scenario", "a scenario file (relative paths from the sweep's directory)",
-                          "\"" + scenario + "\", which does not exist");
+                          "\"" + scenario + "\", " + (error ? error.message() : "which does not exist"));
   sweep.seed = top.optional_uint("seed", 0, UINT64_MAX);
   if (auto set = top.optional_object("set"))
     sweep.fixed = read_overrides(*set);
