@@ -27,7 +27,10 @@ std::string first_token(std::string_view pointer) {
 } // namespace
 
 Profile load_profile(const std::string& path) {
-  const JsonDocument document = load_json_file(path);
+  return parse_profile(load_json_file(path));
+}
+
+Profile parse_profile(const JsonDocument& document) {
   Profile profile;
   profile.file = document.file;
   JsonObjectReader top(document.file, document.root, "");

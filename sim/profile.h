@@ -53,6 +53,8 @@ using ProfileOverrides = std::map<std::string, std::vector<Override>, std::less<
 /// Loads and checks the profile at `path` (not its parameters' types or ranges: read_profile() does that).
 /// Unreadable file, bad JSON, unknown or missing keys, a parameter without value or source: InputError.
 Profile load_profile(const std::string& path);
+/// As load_profile(), for a parsed document (sim::parse_json_text).
+Profile parse_profile(const JsonDocument& document);
 
 /// The directory bare profile names resolve into: <data directory>/topologies/hardware (sim/data_dir.h). An
 /// unusable data directory is a DataDirectoryError.

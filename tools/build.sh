@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Configures and builds one CMake preset: release (default), debug or asan. Usage: tools/build.sh [PRESET]
+# Configures and builds one CMake preset: release (default), debug, asan or fuzz. Usage: tools/build.sh [PRESET]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 preset="${1:-release}"

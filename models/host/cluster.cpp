@@ -36,9 +36,20 @@ link::Port& Cluster::hca_port(topo::NodeIndex node, topo::PortNumber port, sm::L
                               const hca::Params& params) {
   if (host_of_node_[node] < 0) {
     const std::string& name = topology_.node(node).name;
-    const pcie::LinkParams link =
-        sim::read_named_profile(pcie::link_param_table(), params.pcie_link, options_.profiles);
-    const pcie::HostParams host = sim::read_named_profile(pcie::host_param_table(), params.host, options_.profiles);
+    auto link_entry = link_profiles_.find(params.pcie_link);
+    if (link_entry == link_profiles_.end())
+      link_entry = link_profiles_
+                       .emplace(params.pcie_link,
+                                sim::read_named_profile(pcie::link_param_table(), params.pcie_link, options_.profiles))
+                       .first;
+    auto host_entry = host_profiles_.find(params.host);
+    if (host_entry == host_profiles_.end())
+      host_entry =
+          host_profiles_
+              .emplace(params.host, sim::read_named_profile(pcie::host_param_table(), params.host, options_.profiles))
+              .first;
+    const pcie::LinkParams& link = link_entry->second;
+    const pcie::HostParams& host = host_entry->second;
     std::string problem = pcie::validate(link);
     if (problem.empty())
       problem = pcie::validate(host);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "models/fabric/faults.h"
 #include "models/hca/hca.h"
 #include "models/host/context.h"
+#include "models/pcie/params.h"
 #include "models/sm/subnet.h"
 #include "models/topology/topology.h"
 #include "sim/host_runtime.h"
@@ -98,6 +100,10 @@ private:
   std::deque<HostNode> hosts_;
   std::vector<std::int32_t> host_of_node_;
   std::unique_ptr<fabric::Fabric> fabric_;
+  /// The HCAs' PCIe slot and host profiles, each read once, as the fabric reads its profiles: reading them again for
+  /// every HCA made setting up a fabric of a thousand hosts take seconds in a sanitizer build.
+  std::map<std::string, pcie::LinkParams, std::less<>> link_profiles_;
+  std::map<std::string, pcie::HostParams, std::less<>> host_profiles_;
   sim::HostRuntime runtime_;
   std::unique_ptr<fabric::FaultInjector> faults_;
   sim::Time programs_ended_at_;

@@ -116,7 +116,11 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
 
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
                        std::optional<std::uint64_t> seed) {
-  sim::JsonDocument document = sim::load_json_file(path);
+  return read_scenario(sim::load_json_file(path), overrides, seed);
+}
+
+Scenario read_scenario(sim::JsonDocument document, const std::vector<std::string>& overrides,
+                       std::optional<std::uint64_t> seed) {
   for (const std::string& assignment : overrides)
     sim::apply_override(document.root, assignment, "--set");
   if (seed)

@@ -14,6 +14,7 @@
 #include "models/host/workloads.h"
 #include "models/phold/phold.h"
 #include "models/sm/routing.h"
+#include "sim/json_reader.h"
 #include "sim/profile.h"
 #include "sim/time.h"
 
@@ -65,6 +66,9 @@ struct Scenario {
 
 /// Loads `path`, applies each "/json/pointer=value" of `overrides` in order, then `seed` if given.
 Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       std::optional<std::uint64_t> seed);
+/// As load_scenario(), for a parsed document (sim::parse_json_text); relative paths are from its file's directory.
+Scenario read_scenario(sim::JsonDocument document, const std::vector<std::string>& overrides,
                        std::optional<std::uint64_t> seed);
 
 /// The resolved configuration as reported: every parameter, defaults included, in table order, and the digest of

@@ -451,6 +451,27 @@ TEST_CASE("sweep: --zip on the command line varies its parameters together", "[s
   CHECK(number(rows[1].at("pcie.payload_reads")) == 0);
 }
 
+// Regression (fuzzing): a --set value that is not JSON (a plain string, as --set allows) made writing the sweep's
+// sweep.json an internal error; it is written as the JSON string, and the sweep resumes from that file.
+TEST_CASE("sweep: a --set plain string goes into sweep.json as a string, and the sweep resumes from it",
+          "[scenario][experiment]") {
+  const std::string scenario = write_scenario("set_string", write_lat_scenario());
+  const std::string dir = fresh_dir("set_string");
+  const auto r = run_executable("sweep " + scenario +
+                                    " --sweep /workloads/0/size_bytes=8 --set /description=plain"
+                                    " --set /workloads/0/iterations=50 --out " +
+                                    dir,
+                                dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const json written = json::parse(slurp(dir + "/sweep.json"));
+  CHECK(written.at("set") == json{{"/description", "plain"}, {"/workloads/0/iterations", 50}});
+  const auto again = run_executable("sweep " + dir + "/sweep.json --out " + dir, dir + ".again");
+  INFO(again.out << again.err);
+  CHECK(again.exit_code == 0);
+  CHECK_THAT(again.out, Catch::Contains("1 points: 0 run (0 failed), 1 already done"));
+}
+
 TEST_CASE("sweep: a phold scenario's figures are its metrics", "[scenario][experiment]") {
   const std::string dir = fresh_dir("phold");
   const auto r = run_executable("sweep " + testing::source_path("scenarios/phold.json") +
@@ -509,6 +530,10 @@ TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what w
         {"axes", {{{"zip", {axis, {{"pointer", "/seed"}, {"values", {1, 2, 3}}}}}}}}},
        ":/axes/0/zip: expected zipped parameters with as many values each (2)"},
       {"missing_scenario", {{"name", "s"}, {"scenario", "no/such.json"}, {"axes", {axis}}}, ":/scenario: expected"},
+      // Regression (fuzzing): a name the system refuses ended as an internal error (filesystem_error).
+      {"scenario_name_too_long",
+       {{"name", "s"}, {"scenario", std::string(5000, 'a') + ".json"}, {"axes", {axis}}},
+       ":/scenario: expected a scenario file (relative paths from the sweep's directory), got \"aaa"},
       {"bad_value",
        {{"name", "s"},
         {"scenario", scenario},
@@ -519,6 +544,16 @@ TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what w
         {"scenario", scenario},
         {"axes", {{{"pointer", "/profiles/connectx9/max_inline_data_bytes"}, {"values", {64}}}}}},
        ":/profiles/connectx9: expected a profile this fabric uses"},
+      // Regression (fuzzing): a pointer holding '=' became an override "/a=b=1", split at its first '=' into
+      // another pointer and value; the sweep.json written for it then failed as an internal error.
+      {"pointer_with_equals",
+       {{"name", "s"}, {"scenario", scenario}, {"axes", {{{"pointer", "/workloads/0/size_bytes=2"}, {"values", {8}}}}}},
+       ":/axes/0/pointer: expected a JSON pointer into the scenario (\"/...\", without '=')"},
+      {"set_key_with_equals",
+       {{"name", "s"},
+        {"scenario", scenario},
+        {"axes", {{{"name", "v"}, {"variants", {{{"name", "a"}, {"set", {{"/description=x", 1}}}}}}}}}},
+       ":/axes/0/variants/0/set/~1description=x: expected a JSON pointer into the scenario"},
       {"plot_column",
        {{"name", "s"},
         {"scenario", scenario},

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <boost/program_options.hpp>
@@ -321,7 +322,8 @@ std::string joined(const std::vector<std::string>& items) {
 /// The profile --profile names. A bare name that is not shipped is a usage error listing those that are.
 sim::Profile load_named_profile(const std::string& name) {
   const std::string path = sim::profile_path(name);
-  if (path != name && !std::filesystem::exists(path)) {
+  std::error_code error; // a name too long for a file name is no profile either (not a filesystem_error)
+  if (path != name && !std::filesystem::exists(path, error)) {
     throw UsageError{"unknown profile '" + name + "'; profiles: " + joined(profile_names())};
   }
   return sim::load_profile(path);

@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <system_error>
 
 #include "models/scenario/run.h"
 #include "models/scenario/scenario.h"
@@ -75,6 +76,13 @@ std::vector<nlohmann::json> range_values(double from, double to, std::optional<d
   return values;
 }
 
+/// A pointer into the scenario, at `at` in `file`. Each becomes an override "pointer=value", which is split at its
+/// first '=' (sim::apply_override, as --set): a pointer holding one would set another value than the file names.
+void check_pointer(const std::string& file, const std::string& at, const std::string& pointer) {
+  if (!pointer.starts_with("/") || pointer.find('=') != std::string::npos)
+    throw sim::InputError(file, at, "a JSON pointer into the scenario (\"/...\", without '=')", "\"" + pointer + "\"");
+}
+
 /// Reads one parameter {name?, pointer, values | range}.
 struct Parameter {
   std::string name;
@@ -85,9 +93,7 @@ struct Parameter {
 Parameter read_parameter(sim::JsonObjectReader& r) {
   Parameter p;
   p.pointer = r.required_string("pointer");
-  if (!p.pointer.starts_with("/"))
-    throw sim::InputError(r.file(), r.pointer_to("pointer"), "a JSON pointer into the scenario (\"/...\")",
-                          "\"" + p.pointer + "\"");
+  check_pointer(r.file(), r.pointer_to("pointer"), p.pointer);
   p.name = r.optional_string("name").value_or("");
   const nlohmann::json* values = r.optional_array("values", 1, max_values);
   auto range = r.optional_object("range");
@@ -137,9 +143,7 @@ SweepAxis parameters_axis(const std::vector<Parameter>& parameters, const std::s
 std::vector<std::string> read_overrides(sim::JsonObjectReader& set) {
   std::vector<std::string> overrides;
   for (const auto& [pointer, value] : set.value().items()) {
-    if (!pointer.starts_with("/"))
-      throw sim::InputError(set.file(), set.pointer_to(pointer), "a JSON pointer into the scenario (\"/...\")",
-                            "\"" + pointer + "\"");
+    check_pointer(set.file(), set.pointer_to(pointer), pointer);
     overrides.push_back(override_text(pointer, value));
     set.skip(pointer);
   }
@@ -380,7 +384,11 @@ std::vector<std::string> axis_columns(const Sweep& sweep) {
 }
 
 Sweep read_sweep_file(const std::string& path) {
-  const sim::JsonDocument doc = sim::load_json_file(path);
+  return read_sweep(sim::load_json_file(path));
+}
+
+Sweep read_sweep(const sim::JsonDocument& doc) {
+  const std::string& path = doc.file;
   sim::JsonObjectReader top(doc.file, doc.root, "");
   top.skip("$schema");
   Sweep sweep;
@@ -392,9 +400,11 @@ Sweep read_sweep_file(const std::string& path) {
       fs::absolute(scenario_path.is_relative() ? fs::path(path).parent_path() / scenario_path : scenario_path)
           .lexically_normal()
           .string();
-  if (!fs::is_regular_file(sweep.scenario))
+  // Without the error_code, a name the system refuses (too long, say) would throw filesystem_error: not bad input.
+  std::error_code error;
+  if (!fs::is_regular_file(sweep.scenario, error))
     throw sim::InputError(doc.file, "/scenario", "a scenario file (relative paths from the sweep's directory)",
-                          "\"" + scenario + "\", which does not exist");
+                          "\"" + scenario + "\", " + (error ? error.message() : "which does not exist"));
   sweep.seed = top.optional_uint("seed", 0, UINT64_MAX);
   if (auto set = top.optional_object("set"))
     sweep.fixed = read_overrides(*set);
@@ -597,7 +607,17 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     const Scenario scenario = load_scenario(parsed.positional[0], strings("set"), std::nullopt);
     sweep.name = v.count("name") ? v["name"].as<std::string>() : scenario.name;
     sweep.scenario = fs::absolute(parsed.positional[0]).lexically_normal().string();
-    sweep.fixed = strings("set");
+    // Each --set as a SWEEP.json's "set" gives it, pointer=JSON with a plain string quoted (the same value: --set
+    // takes what is not JSON as a string): the sweep.json written below, and a resumed sweep or a Slurm task reading
+    // it back, then have this sweep's points exactly.
+    for (const std::string& assignment : strings("set")) {
+      const std::size_t equals = assignment.find('='); // there is one: load_scenario() applied it
+      const std::string text = assignment.substr(equals + 1);
+      nlohmann::json value = nlohmann::json::parse(text, nullptr, false);
+      if (value.is_discarded())
+        value = text;
+      sweep.fixed.push_back(override_text(assignment.substr(0, equals), value));
+    }
     const auto parameter = [](const std::string& assignment, const char* option) {
       const std::size_t equals = assignment.find('=');
       if (equals == std::string::npos || !assignment.starts_with("/"))

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/json_reader.h"
+
 namespace cli {
 
 /// One dimension of a sweep. Each row sets the axis's columns to values and applies overrides to the scenario.
@@ -50,6 +52,9 @@ struct SweepPoint {
 
 /// Reads a SWEEP.json file strictly (errors: sim::InputError with the file and JSON pointer).
 Sweep read_sweep_file(const std::string& path);
+/// As read_sweep_file(), for a parsed document (sim::parse_json_text); a relative "scenario" is from the directory of
+/// the document's file name.
+Sweep read_sweep(const sim::JsonDocument& doc);
 
 /// Parses one command-line list of values: "2,8,64", "2..4096*2" (geometric), "0.1..1+0.1" (arithmetic), with JSON
 /// values ("[1,2]", "\"a,b\"") kept whole; what is not JSON is a string. Problems: sim::InputError about `option`.
