@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <csignal>
 #include <stdexcept>
 #include <utility>
 
@@ -141,7 +142,12 @@ HostRuntime::Outcome HostRuntime::run_engine(Time until) {
     argv.push_back(arg.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(args.size());
+  // SimGrid's engine takes SIGINT for itself (to print every actor's state and exit 1): the process keeps the
+  // handler it had, so that a caller can stop an interrupted run cleanly (Simulator::halted()).
+  struct sigaction previous_sigint {};
+  sigaction(SIGINT, nullptr, &previous_sigint);
   sg4::Engine engine(&argc, argv.data());
+  sigaction(SIGINT, &previous_sigint, nullptr);
 
   // SimGrid's clock carries over from earlier engines in this process: measure time from here.
   epoch_ps_ = simgrid_clock_ps() - sim_.now().ps();
@@ -242,8 +248,9 @@ void HostRuntime::on_fabric_timer() {
     return;
   }
   // The burst ended on a program wake-up (that program re-arms when it blocks), on a wake-up put back for later
-  // (which armed the timer), or because nothing remains at or before until_.
-  if (runnable_ == 0 && fabric_timer_ == nullptr)
+  // (which armed the timer), because nothing remains at or before until_, or because the run was halted (then it
+  // ends here: what has happened is all there is).
+  if (sim_.halted() || (runnable_ == 0 && fabric_timer_ == nullptr))
     finish_run();
 }
 

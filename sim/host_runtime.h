@@ -98,9 +98,10 @@ public:
   /// Adds a program that starts at the beginning of run(). Call before run().
   void spawn(std::string name, std::function<void(Program&)> body);
 
-  /// Runs programs and fabric together until every program has ended and the calendar is empty, or until no
-  /// event remains at or before `until`. `fabric_dispatch(const Event&)` handles every event not addressed to a
-  /// program. Exceptions thrown by the fabric or a program end the run and are rethrown here.
+  /// Runs programs and fabric together until every program has ended and the calendar is empty, until no
+  /// event remains at or before `until`, or until the simulator's progress hook halts it (Simulator::halted()).
+  /// `fabric_dispatch(const Event&)` handles every event not addressed to a program. Exceptions thrown by the fabric or
+  /// a program end the run and are rethrown here.
   template <class Dispatch>
   Outcome run(Dispatch& fabric_dispatch, Time until) {
     using Composite = CompositeDispatch<Dispatch>;

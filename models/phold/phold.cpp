@@ -184,8 +184,10 @@ RunResult run(const Params& params, const RunOptions& options) {
   } else {
     sim.run_until(dispatch, options.duration);
   }
-  // Events due later stay pending; the run covers exactly [0, duration].
-  sim.advance_to(options.duration);
+  // Events due later stay pending; the run covers exactly [0, duration], unless it was halted short of it.
+  result.halted = sim.halted();
+  if (!result.halted)
+    sim.advance_to(options.duration);
   model.check_invariants();
   result.counters = model.counters();
   result.events_dispatched = sim.events_dispatched();

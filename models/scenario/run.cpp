@@ -248,6 +248,14 @@ void check_trace_components(const ib::topo::Topology& topology, const sim::Trace
   }
 }
 
+/// An interrupted run's report says so, and how far it got; the caller adds why ("partial_reason").
+void mark_partial(sim::ReportJson& report, bool partial, sim::Time reached) {
+  if (!partial)
+    return;
+  report["partial"] = true;
+  report["partial_at_us"] = reached.us();
+}
+
 RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
   phold::RunOptions options;
   options.seed = scenario.seed;
@@ -258,6 +266,7 @@ RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
   const phold::RunResult result = phold::run(scenario.phold, options);
 
   RunResult out;
+  out.partial = result.halted;
   out.events_dispatched = result.events_dispatched;
   sim::ReportJson& report = out.report;
   report["ibnetsim"] = IBNETSIM_VERSION;
@@ -270,6 +279,7 @@ RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
   const sim::ReportJson config = run_config(scenario, nlohmann::ordered_json::object());
   report["config"] = config;
   report["config_digest"] = sim::digest_hex(config.dump());
+  mark_partial(report, out.partial, result.simulated_time);
 
   const phold::Counters& c = result.counters;
   sim::ReportJson results;
@@ -314,13 +324,15 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   cluster.set_tracer(run_options.tracer);
   const sim::HostRuntime::Outcome outcome = cluster.run(scenario.duration);
   const bool finished = outcome.programs_stopped == 0;
-  if (!finished && scenario.duration == sim::Time::max())
+  const bool interrupted = cluster.simulator().halted();
+  if (!finished && !interrupted && scenario.duration == sim::Time::max())
     throw sim::InvariantViolation("program-deadlock", scenario.name,
                                   "the fabric went idle with programs still waiting for something that never comes",
                                   std::to_string(outcome.programs_stopped) + " programs blocked at t=" +
                                       std::to_string(cluster.simulator().now().ps()) + " ps");
-  // A run cut short by duration_us cannot be quiescent; credits must still be conserved.
-  const std::string broken = finished ? cluster.check_invariants() : cluster.fabric().check_invariants(false);
+  // A run cut short by duration_us or interrupted cannot be quiescent; credits must still be conserved.
+  const std::string broken =
+      finished && !interrupted ? cluster.check_invariants() : cluster.fabric().check_invariants(false);
   if (!broken.empty())
     throw sim::InvariantViolation("fabric-run", scenario.name, "the run ended with an invariant broken", broken);
 
@@ -339,10 +351,13 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   const sim::ReportJson config = run_config(scenario, profiles);
   report["config"] = config;
   report["config_digest"] = sim::digest_hex(config.dump());
+  result.partial = interrupted;
+  mark_partial(report, interrupted, cluster.simulator().now());
 
   sim::ReportJson results;
   // The workloads' span: the fabric then drains (final ACKs, credits) and idle retry timers run out.
-  results["simulated_time_us"] = cluster.programs_ended_at().us();
+  results["simulated_time_us"] =
+      (interrupted && !finished ? cluster.simulator().now() : cluster.programs_ended_at()).us();
   results["drained_at_us"] = cluster.simulator().now().us();
   results["finished"] = finished;
   results["kernel_events_dispatched"] = cluster.simulator().events_dispatched();

@@ -1,11 +1,16 @@
 // The ibnetsim command line end to end: help and version, option errors, bad scenario input (exit 2 with file,
 // JSON pointer and expectation), invariant violations (exit 3) and byte-identical reports.
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <spawn.h>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -470,6 +475,96 @@ TEST_CASE("cli: outputs are checked before a run, written whole, and a failed wr
       std::stringstream text;
       text << err.rdbuf();
       CHECK_THAT(text.str(), Catch::Contains("could not all be written to standard output"));
+    }
+  }
+}
+
+extern char** environ;
+
+namespace {
+
+/// Starts the real executable with `args`, stdout and stderr into files beside `scratch`; waits (up to two minutes,
+/// for a slow machine) until its stderr shows the progress line of a run that is simulating, then sends `signal`.
+/// The exit code (128 + signal when the process died of it), and what it printed.
+testing::CliResult run_and_signal(std::vector<std::string> args, const std::string& scratch, int signal) {
+  args.insert(args.begin(), IBNETSIM_EXECUTABLE);
+  std::vector<char*> argv;
+  for (std::string& arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const std::string out_path = scratch + ".out", err_path = scratch + ".err";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(spawned == 0);
+  const auto slurp = [](const std::string& path) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  int status = 0;
+  bool exited = false;
+  while (slurp(err_path).find("[ibnetsim] simulated") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true; // it ended before it could be interrupted: the checks below say so
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!exited) {
+    ::kill(pid, signal);
+    ::waitpid(pid, &status, 0);
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out_path), slurp(err_path)};
+}
+
+} // namespace
+
+TEST_CASE("cli: SIGINT or SIGTERM during run stops it, prints and writes a partial report, and exits 130 or 143",
+          "[cli]") {
+  struct Case {
+    const char* name;
+    std::string scenario;
+    std::vector<std::string> extra;
+    int signal;
+  };
+  // Runs far longer than any machine finishes before the signal: one stream of 10^8 WRITEs, a day of PHOLD.
+  const std::vector<Case> cases = {
+      {"fabric_sigint",
+       source_path("scenarios/experiments/write_bw_pair.json"),
+       {"--set", "/workloads/0/iterations=100000000"},
+       SIGINT},
+      {"phold_sigterm", default_scenario, {"--set", "/duration_us=86400000000"}, SIGTERM},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      const std::string report_path = testing::scratch_path(std::string(c.name) + ".json");
+      std::vector<std::string> argv = {"run", c.scenario, "--out", report_path};
+      argv.insert(argv.end(), c.extra.begin(), c.extra.end());
+      const testing::CliResult r = run_and_signal(argv, testing::scratch_path(c.name), c.signal);
+      INFO(r.err);
+      CHECK(r.exit_code == 128 + c.signal);
+      const std::string signal_name = c.signal == SIGINT ? "SIGINT" : "SIGTERM";
+      CHECK_THAT(r.err, Catch::Contains("ibnetsim: " + signal_name +
+                                        ": the run was interrupted; its partial results "
+                                        "are reported (" +
+                                        report_path + ")"));
+      CHECK_THAT(r.out, Catch::Contains("results") || Catch::Contains("(interrupted: partial results)"));
+      std::ifstream file(report_path);
+      REQUIRE(file);
+      const nlohmann::json report = nlohmann::json::parse(file); // whole: it parses
+      CHECK(report.at("partial") == true);
+      CHECK(report.at("partial_reason") == "interrupted by " + signal_name);
+      CHECK(report.at("partial_at_us").get<double>() > 0);
+      CHECK(report.at("results").at("simulated_time_us") == report.at("partial_at_us"));
+      CHECK_FALSE(std::filesystem::exists(report_path + ".partial"));
     }
   }
 }

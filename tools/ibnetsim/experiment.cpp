@@ -95,8 +95,20 @@ private:
   struct sigaction previous_term_ {};
 };
 
-/// Stops every running child with SIGTERM, waits for them, removes their partial reports, then ends this process
-/// by the same signal it received (exit status 128 + signal, as shells report it).
+/// Whether the report at `path` is a whole run's: it parses and is not marked "partial" (an interrupted run's).
+bool complete_report(const std::string& path) {
+  std::ifstream file(path);
+  try {
+    const nlohmann::json report = nlohmann::json::parse(file);
+    return report.is_object() && report.contains("results") && !report.contains("partial");
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+/// Stops every running child with SIGTERM, waits for them, removes their partial reports (keeping the report of a
+/// run that had finished before the signal came), then ends this process by the same signal it received (exit
+/// status 128 + signal, as shells report it).
 [[noreturn]] void stop_children(const std::map<pid_t, PointJob*>& running, int signal) {
   for (const auto& [pid, job] : running)
     ::kill(pid, SIGTERM);
@@ -105,7 +117,11 @@ private:
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     std::error_code ignored;
-    std::filesystem::remove(job->report_path + ".partial", ignored);
+    const std::string written = job->report_path + ".partial"; // the child's --out
+    if (complete_report(written))
+      std::filesystem::rename(written, job->report_path, ignored);
+    std::filesystem::remove(written, ignored);
+    std::filesystem::remove(written + ".partial", ignored); // the child's own temporary, if it died writing
   }
   std::signal(signal, SIG_DFL);
   std::raise(signal);
