@@ -62,6 +62,7 @@ public:
 
   /// A program on host `host_name`, started when run() starts.
   void spawn(std::string_view host_name, std::string program_name, std::function<void(Context&)> body);
+  std::size_t program_count() const { return runtime_.program_count(); }
   /// Sends a timeline of every component to `tracer` (nullptr: none). Call before run().
   void set_tracer(sim::Tracer* tracer);
   /// Runs until every program has ended and the fabric is idle, or until `until`.

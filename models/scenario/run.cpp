@@ -212,6 +212,15 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
   return out;
 }
 
+/// Every workload's programs must fit in what the host runtime can run, else SimGrid would abort the process.
+void check_program_count(const Cluster& cluster, const Scenario& scenario) {
+  if (const sim::ProgramLimit limit = sim::program_limit(); cluster.program_count() > limit.programs)
+    throw sim::InputError(scenario.file, "/workloads",
+                          "workloads with at most " + std::to_string(limit.programs) +
+                              " programs in all, one on each host a workload uses (" + limit.why + ")",
+                          std::to_string(cluster.program_count()));
+}
+
 } // namespace
 
 sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_json& profiles) {
@@ -232,6 +241,7 @@ nlohmann::ordered_json validate_fabric(const Scenario& scenario) {
   std::deque<ib::host::Rendezvous> rendezvous;
   for (const auto& w : scenario.fabric.workloads)
     w->spawn(cluster, rendezvous.emplace_back());
+  check_program_count(cluster, scenario);
   return profiles;
 }
 
@@ -320,6 +330,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   std::deque<ib::host::Rendezvous> rendezvous; // one per workload: each has its own QPs
   for (const auto& w : f.workloads)
     w->spawn(cluster, rendezvous.emplace_back());
+  check_program_count(cluster, scenario);
   cluster.simulator().set_progress_hook(run_options.progress_hook, run_options.progress_context);
   cluster.set_tracer(run_options.tracer);
   const sim::HostRuntime::Outcome outcome = cluster.run(scenario.duration);

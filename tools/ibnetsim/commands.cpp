@@ -59,6 +59,8 @@ commands:
 global options (before or after COMMAND):
   --data-dir DIR     read hardware profiles and other data from DIR (holding topologies/hardware/);
                      default: $IBNETSIM_DATA_DIR, else <directory of the executable>/../share/ibnetsim
+  --max-memory SIZE  refuse (exit 2) a scenario whose estimated peak memory exceeds SIZE (512M, 8G, ...);
+                     default: the machine's available memory (MemAvailable)
 
 'ibnetsim COMMAND --help' describes a command's options.
 exit codes: 0 success, 2 bad input or options, 3 a model invariant was violated, 1 internal error,
@@ -281,6 +283,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   if (!sim::parse_report_format(format_text, format))
     throw UsageError{"--format expects table, json or csv, got '" + format_text + "'"};
   const Scenario scenario = load_from(parsed, "run");
+  check_memory_budget(scenario);
   const bool fabric = scenario.workload == WorkloadType::fabric;
   if (!fabric && parsed.values.count("trace"))
     throw UsageError{"--trace needs a fabric scenario (one with workloads); this one runs phold"};
@@ -351,6 +354,7 @@ int command_validate(const std::vector<std::string>& args, std::ostream& out) {
     return sim::exit_ok;
   }
   const Scenario scenario = load_from(parsed, "validate");
+  check_memory_budget(scenario);
   // The digest a run of it would report; computing it checks the fabric, so nothing is printed before.
   const std::string digest = ib::scenario::config_digest(scenario);
   out << scenario.file << ": valid scenario \"" << scenario.name << "\", config digest " << digest << "\n";

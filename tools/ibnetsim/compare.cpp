@@ -528,13 +528,16 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
     }
     variants = feature_variants(features, configs, settings);
   }
-  // Every variant must be a valid scenario before anything runs, checked as `validate` checks it (its fabric and
-  // the hosts its workloads name included), so a bad variant fails now rather than after the others ran.
+  // Every variant must be a valid scenario before anything runs, checked as `validate` checks it (its memory
+  // budget, its fabric and the hosts its workloads name included), so a bad variant fails now rather than after the
+  // others ran.
   for (Variant& variant : variants) {
     std::vector<std::string> all = fixed;
     all.insert(all.end(), variant.overrides.begin(), variant.overrides.end());
     variant.overrides = all;
-    (void)ib::scenario::config_digest(load_scenario(scenario.file, variant.overrides, seed));
+    const Scenario checked = load_scenario(scenario.file, variant.overrides, seed);
+    check_memory_budget(checked);
+    (void)ib::scenario::config_digest(checked);
   }
 
   const bool keep = v.count("out") > 0;

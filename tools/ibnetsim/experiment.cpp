@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sim/errors.h"
+#include "tools/ibnetsim/options.h"
 
 extern char** environ;
 
@@ -46,6 +47,9 @@ pid_t spawn_run(const std::string& exe, const std::string& scenario, std::option
     args.push_back("--seed");
     args.push_back(std::to_string(*seed));
   }
+  // The limit the sweep checked every point against, rather than what memory is free when each run starts (less,
+  // with the other points running).
+  args.insert(args.end(), {"--max-memory", std::to_string(memory_limit().bytes)});
   args.insert(args.end(), {"--quiet", "--out", job.report_path + ".partial"});
   std::vector<char*> argv;
   for (std::string& a : args)

@@ -632,14 +632,16 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     throw UsageError{"a sweep of at most " + std::to_string(max_points) + " points; this one has " +
                      std::to_string(points.size())};
   // Every point must be a valid scenario before anything runs or a Slurm script is written, checked as `validate`
-  // checks it (its fabric and the hosts its workloads name included): bad values fail here, all at once, with
+  // checks it (its memory budget, its fabric and the hosts its workloads name included): bad values fail here, with
   // exit 2. The digest each point's run will report comes with it, for resuming. A Slurm task (--point) checks its
   // own point only: the sweep that emitted the array checked them all.
   std::vector<std::string> digests(points.size());
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Scenario scenario = load_scenario(sweep.scenario, points[i].overrides, sweep.seed);
-    if (!v.count("point") || v["point"].as<std::size_t>() == i)
+    if (!v.count("point") || v["point"].as<std::size_t>() == i) {
+      check_memory_budget(scenario);
       digests[i] = ib::scenario::config_digest(scenario);
+    }
   }
 
   const std::string dir =
