@@ -90,7 +90,7 @@ ib::topo::Topology load_topology(const Scenario& scenario) {
   ib::topo::ProfileCatalog catalog(f.profiles);
   if (!f.topology_path.empty())
     return ib::topo::load_topology(f.topology_path, catalog);
-  return ib::topo::read_topology(sim::JsonDocument{scenario.file + " (its /topology)", f.topology_inline}, catalog);
+  return ib::topo::read_topology(sim::JsonDocument{scenario.file, f.topology_inline, "/topology"}, catalog);
 }
 
 MemoryEstimate estimate_fabric(const Scenario& scenario) {

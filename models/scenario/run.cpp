@@ -29,7 +29,7 @@ ib::topo::Topology load(const FabricScenario& f, const std::string& scenario_fil
   ib::topo::ProfileCatalog catalog(f.profiles);
   if (!f.topology_path.empty())
     return ib::topo::load_topology(f.topology_path, catalog);
-  return ib::topo::read_topology(sim::JsonDocument{scenario_file + " (its /topology)", f.topology_inline}, catalog);
+  return ib::topo::read_topology(sim::JsonDocument{scenario_file, f.topology_inline, "/topology"}, catalog);
 }
 
 ib::sm::Subnet route(const ib::topo::Topology& topology, const FabricScenario& f, const std::string& file) {
@@ -388,6 +388,9 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   results["ports"] = port_counters(cluster);
   report["results"] = results;
   result.events_dispatched = cluster.simulator().events_dispatched();
+  for (std::size_t i = 0; i < cluster.host_count(); ++i)
+    if (const std::uint32_t qps = cluster.host(i).hca->qp_count(); qps > 0)
+      result.max_qpn = std::max(result.max_qpn, qps + 1);
   return result;
 }
 

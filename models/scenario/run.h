@@ -30,7 +30,8 @@ struct RunResult {
   sim::ReportJson report;         ///< deterministic: the same scenario and seed give the same document
   std::vector<std::string> table; ///< the workloads' own tables, for people (empty for phold)
   std::uint64_t events_dispatched = 0;
-  bool partial = false; ///< the progress hook interrupted the run: the report holds what happened until then
+  bool partial = false;      ///< the progress hook interrupted the run: the report holds what happened until then
+  std::uint32_t max_qpn = 0; ///< fabric: the highest QP number any HCA gave (QPNs run from 2); 0 for none
 };
 
 /// Runs `scenario` to its end (or its duration_us). Bad input: sim::InputError; an invariant broken:

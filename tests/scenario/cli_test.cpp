@@ -435,6 +435,31 @@ TEST_CASE("cli: outputs are checked before a run, written whole, and a failed wr
     CHECK_THAT(r.err, Catch::Contains("--trace-from-us must not be after --trace-to-us"));
     r = run_cli(with({"--trace", trace, "--trace-host", "h0", "--quiet"}));
     CHECK(r.exit_code == 0);
+    // QP numbers run from 2 to the most QPs the workloads make on a host (16 on h0 and h15 here): others match none.
+    for (const char* qpn : {"1", "18", "99"}) {
+      r = run_cli(with({"--trace", trace, "--trace-qp", qpn}));
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(std::string("--trace-qp:/: expected the number of a QP of this run: 2 to 17 "
+                                                    "(QP numbers start at 2 on each HCA; its workloads make at most "
+                                                    "16 on a host), got ") +
+                                        qpn));
+      CHECK(r.out.empty());
+    }
+    r = run_cli(with({"--trace", trace, "--trace-qp", "17", "--quiet"}));
+    CHECK(r.exit_code == 0);
+  }
+  SECTION("a traced QP the run never made: exit 2 after the results are written") {
+    // A pattern of random peers may make fewer QPs than it could: only the run knows.
+    const std::string trace = testing::scratch_path("unmade_qp.json");
+    const std::string out = testing::scratch_path("unmade_qp_report.json");
+    const auto r =
+        run_cli({"run", fabric, "--set", "/workloads/1/type=uniform_random", "--set", "/workloads/1/offered_load=0.5",
+                 "--set", "/workloads/1/messages=1", "--trace", trace, "--trace-qp", "16", "--out", out});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--trace-qp:/: expected the number of a QP the run made (2 to ") &&
+                          Catch::Contains("nothing of QP 16 is in the trace, got 16"));
+    CHECK_THAT(r.out, Catch::Contains("uniform_random")); // the results were shown ...
+    CHECK(std::filesystem::exists(out));                  // ... and written
   }
   SECTION("--out is written whole: the complete report, no partial file left") {
     const std::string path = testing::scratch_path("whole.json");
@@ -588,7 +613,8 @@ TEST_CASE("cli: a scenario whose estimated peak memory exceeds --max-memory is r
     const auto sweep = run_cli({"sweep", fabric, "--sweep", "/workloads/1/messages=1,10000000", "--max-memory=512M",
                                 "--out", testing::scratch_path("budget.sweep")});
     CHECK(sweep.exit_code == 2);
-    CHECK_THAT(sweep.err, Catch::Contains(":/workloads/1/messages: expected a run that fits in 512 MiB"));
+    CHECK_THAT(sweep.err, Catch::Contains("--sweep:/workloads/1/messages: expected a run that fits in 512 MiB") &&
+                              Catch::Contains("(point 1: "));
     CHECK_FALSE(std::filesystem::exists(testing::scratch_path("budget.sweep/points/00000.json"))); // nothing ran
   }
   SECTION("PHOLD: its pending events, and host programs (bounded by memory, or by the mapping limit under ASan)") {

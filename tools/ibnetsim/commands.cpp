@@ -283,7 +283,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   if (!sim::parse_report_format(format_text, format))
     throw UsageError{"--format expects table, json or csv, got '" + format_text + "'"};
   const Scenario scenario = load_from(parsed, "run");
-  check_memory_budget(scenario);
+  const ib::scenario::MemoryEstimate estimate = check_memory_budget(scenario);
   const bool fabric = scenario.workload == WorkloadType::fabric;
   if (!fabric && parsed.values.count("trace"))
     throw UsageError{"--trace needs a fabric scenario (one with workloads); this one runs phold"};
@@ -293,6 +293,14 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
     check_writable_file(out_path, "--out");
   std::unique_ptr<sim::Tracer> tracer;
   sim::TraceFilter filter = trace_filter(parsed);
+  // QP numbers run from 2 on each HCA, up to the most QPs the workloads make on one host: others match nothing.
+  for (const std::uint32_t qpn : filter.qpns)
+    if (qpn < 2 || qpn > 1 + estimate.max_qps_per_host)
+      throw sim::InputError("--trace-qp", "",
+                            "the number of a QP of this run: 2 to " + std::to_string(1 + estimate.max_qps_per_host) +
+                                " (QP numbers start at 2 on each HCA; its workloads make at most " +
+                                std::to_string(estimate.max_qps_per_host) + " on a host)",
+                            std::to_string(qpn));
   if (parsed.values.count("trace"))
     tracer = std::make_unique<sim::Tracer>(parsed.values["trace"].as<std::string>(), std::move(filter));
 
@@ -334,6 +342,14 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
     tracer->finish();
   if (!out_path.empty())
     write_file_atomically(out_path, sim::report_to_json(report));
+  // With the results kept: a traced QP number that no HCA of the run gave left nothing in the trace.
+  if (tracer && !result.partial)
+    for (const std::uint32_t qpn : tracer->filter().qpns)
+      if (qpn > result.max_qpn)
+        throw sim::InputError("--trace-qp", "",
+                              "the number of a QP the run made (2 to " + std::to_string(result.max_qpn) +
+                                  "): nothing of QP " + std::to_string(qpn) + " is in the trace",
+                              std::to_string(qpn));
   if (stopped_by != 0) {
     err << "ibnetsim: " << (stopped_by == SIGINT ? "SIGINT" : "SIGTERM")
         << (result.partial ? ": the run was interrupted; its partial results are reported"

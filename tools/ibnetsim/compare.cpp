@@ -532,12 +532,21 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
   // budget, its fabric and the hosts its workloads name included), so a bad variant fails now rather than after the
   // others ran.
   for (Variant& variant : variants) {
+    std::vector<Origin> origins;
+    for (const std::string& o : fixed)
+      origins.push_back({"--set", o.substr(0, o.find('='))});
+    for (const std::string& o : variant.overrides)
+      origins.push_back({v.count("variant") ? "--variant" : "--features", o.substr(0, o.find('='))});
     std::vector<std::string> all = fixed;
     all.insert(all.end(), variant.overrides.begin(), variant.overrides.end());
     variant.overrides = all;
-    const Scenario checked = load_scenario(scenario.file, variant.overrides, seed);
-    check_memory_budget(checked);
-    (void)ib::scenario::config_digest(checked);
+    try {
+      const Scenario checked = load_scenario(scenario.file, variant.overrides, seed);
+      check_memory_budget(checked);
+      (void)ib::scenario::config_digest(checked);
+    } catch (const sim::InputError& e) {
+      blame_override(e, scenario.file, variant.overrides, origins, "variant " + variant.name);
+    }
   }
 
   const bool keep = v.count("out") > 0;

@@ -146,6 +146,24 @@ void flatten(const nlohmann::ordered_json& value, const std::string& name, Metri
 
 } // namespace
 
+void blame_override(const sim::InputError& error, const std::string& scenario_file,
+                    const std::vector<std::string>& overrides, const std::vector<Origin>& origins,
+                    const std::string& what) {
+  // The error is about the scenario document (or the override's own path, "--set"); the last override whose pointer
+  // is the error's, or lies above or below it, set what it is about.
+  const std::string& at = error.json_pointer();
+  if (error.file() == scenario_file || error.file() == "--set")
+    for (std::size_t k = overrides.size(); k-- > 0 && k < origins.size();) {
+      const std::string pointer = overrides[k].substr(0, overrides[k].find('='));
+      const bool related =
+          !at.empty() && (at == pointer || at.starts_with(pointer + "/") || pointer.starts_with(at + "/"));
+      if (related)
+        throw sim::InputError(origins[k].file, origins[k].pointer, error.expected(),
+                              error.got() + " (" + what + ": " + scenario_file + ":" + (at.empty() ? "/" : at) + ")");
+    }
+  throw error;
+}
+
 std::string self_executable() {
   std::error_code error;
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);

@@ -13,6 +13,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tools/ibnetsim/experiment.h"
+
 namespace cli {
 
 /// One dimension of a sweep. Each row sets the axis's columns to values and applies overrides to the scenario.
@@ -22,6 +24,7 @@ struct SweepAxis {
   struct Row {
     std::vector<nlohmann::json> values; ///< one per column
     std::vector<std::string> overrides; ///< "/json/pointer=value"
+    std::vector<Origin> origins;        ///< where each override came from, for errors
   };
   std::vector<Row> rows;
 };
@@ -36,6 +39,7 @@ struct Sweep {
   std::string description;
   std::string scenario;              ///< absolute path of the scenario file
   std::vector<std::string> fixed;    ///< overrides every point gets before its own
+  std::vector<Origin> fixed_origins; ///< where each came from
   std::optional<std::uint64_t> seed; ///< overrides the scenario's seed (a "/seed" axis varies it)
   std::vector<SweepAxis> axes;
   std::vector<std::string> metrics; ///< CSV metric columns: report_metrics() names or report pointers; empty: all
@@ -46,6 +50,7 @@ struct Sweep {
 struct SweepPoint {
   std::vector<nlohmann::json> values;
   std::vector<std::string> overrides;
+  std::vector<Origin> origins; ///< where each override came from, for errors
 };
 
 /// Reads a SWEEP.json file strictly (errors: sim::InputError with the file and JSON pointer).
