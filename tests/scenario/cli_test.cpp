@@ -660,3 +660,33 @@ TEST_CASE("cli: every shipped scenario fits the default memory budget (the machi
   CHECK(run_cli({"validate", bench, "--max-memory", "2G"}).exit_code == 2);
   CHECK(run_cli({"validate", bench, "--max-memory", "4G"}).exit_code == 0);
 }
+
+TEST_CASE("cli: sweep's and compare's numeric options are checked, not wrapped or adjusted", "[cli][quick]") {
+  // Regression: -j 0 ran as -j 1, and "-1" was taken as 2^32 - 1 or 2^64 - 1 (a seed, a QP depth, every point at once).
+  const std::string s = source_path("scenarios/experiments/write_lat.json");
+  const std::string dir = testing::scratch_path("numeric_options.sweep");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"sweep", s, "--sweep", "/seed=1,2", "--out", dir, "-j", "0"},
+       "--jobs expects an integer in [1, 65536], got '0'"},
+      {{"sweep", s, "--sweep", "/seed=1,2", "--out", dir, "-j", "-1"},
+       "--jobs expects an integer in [1, 65536], got '-1'"},
+      {{"sweep", s, "--sweep", "/workloads/0/iterations=1,2", "--out", dir, "--seed", "-1"},
+       "--seed expects an integer in [0, 18446744073709551615], got '-1'"},
+      {{"sweep", s, "--sweep", "/seed=1,2", "--out", dir, "--point", "2"}, "--point 2: the sweep has points 0..1"},
+      {{"compare", s, "--seed", "-1"}, "--seed expects an integer in [0, 18446744073709551615], got '-1'"},
+      {{"compare", s, "-j", "0"}, "--jobs expects an integer in [1, 65536], got '0'"},
+      {{"compare", s, "--inline-size", "-5"}, "--inline-size expects an integer in [0, 4096], got '-5'"},
+      {{"compare", s, "--postlist", "1"}, "--postlist expects an integer in [2, 16384], got '1'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.message);
+    const auto r = run_cli(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.message));
+    CHECK_FALSE(std::filesystem::exists(dir)); // refused before anything is written
+  }
+}

@@ -1,6 +1,7 @@
 #include "tools/ibnetsim/options.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -39,6 +40,17 @@ Parsed parse_or_throw(const std::vector<std::string>& args, const po::options_de
   if (!problem.empty())
     throw UsageError{problem};
   return parsed;
+}
+
+std::uint64_t unsigned_option(const po::variables_map& values, const std::string& option, std::uint64_t min,
+                              std::uint64_t max) {
+  const std::string text = values[option].as<std::string>();
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < min || value > max)
+    throw UsageError{"--" + option + " expects an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                     "], got '" + text + "'"};
+  return value;
 }
 
 namespace {

@@ -34,6 +34,11 @@ std::string parse_options(const std::vector<std::string>& args,
 Parsed parse_or_throw(const std::vector<std::string>& args, const boost::program_options::options_description& options,
                       std::size_t max_positional);
 
+/// The value of unsigned integer option `option` (given, as text), checked to lie in [min, max]: a UsageError
+/// naming the option otherwise. (boost's own unsigned parsing takes "-1" as 2^64 - 1, and "-j 0" was taken as 1.)
+std::uint64_t unsigned_option(const boost::program_options::variables_map& values, const std::string& option,
+                              std::uint64_t min, std::uint64_t max);
+
 /// The options of ibnetsim itself, accepted before or after the subcommand: `--data-dir DIR` (or --data-dir=DIR)
 /// and `--max-memory SIZE` (or --max-memory=SIZE).
 struct GlobalOptions {

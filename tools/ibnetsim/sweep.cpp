@@ -632,14 +632,14 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
       "zip", po::value<std::vector<std::string>>()->composing(),
       "a parameter that varies together with the other --zip ones (one axis; as many values each)")(
       "set", po::value<std::vector<std::string>>()->composing(), "a fixed override for every point (repeatable)")(
-      "seed", po::value<std::uint64_t>(), "override the scenario's seed")(
+      "seed", po::value<std::string>(), "override the scenario's seed")(
       "metric", po::value<std::vector<std::string>>()->composing(),
       "a CSV metric column: a name as an unfiltered sweep's CSV shows it, or a /json/pointer into the report "
       "(repeatable; default: every scalar figure)")("name", po::value<std::string>(),
                                                     "the sweep's name (default: the scenario's)")(
       "out", po::value<std::string>(), "output directory (default: ./NAME.sweep)")(
-      "jobs,j", po::value<unsigned>(), "points run at once (default: the machine's cores)")(
-      "point", po::value<std::size_t>(), "run only this point (0-based), as a Slurm array task does; no CSV")(
+      "jobs,j", po::value<std::string>(), "points run at once (default: the machine's cores)")(
+      "point", po::value<std::string>(), "run only this point (0-based), as a Slurm array task does; no CSV")(
       "emit-slurm", po::value<std::string>(), "write a Slurm array job running the points to FILE, and stop")(
       "restart", "forget finished points (a sweep otherwise resumes, running only the points not yet done)")(
       "quiet,q", "no progress on stderr");
@@ -695,12 +695,20 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     sweep = read_sweep_file(parsed.positional[0]);
   }
   if (v.count("seed"))
-    sweep.seed = v["seed"].as<std::uint64_t>();
+    sweep.seed = unsigned_option(v, "seed", 0, UINT64_MAX);
+  // A Slurm array task runs one point (--point): only_point, valid when one_point.
+  const bool one_point = v.count("point") > 0;
+  const std::size_t only_point = one_point ? unsigned_option(v, "point", 0, max_points - 1) : 0;
+  const auto parallel =
+      v.count("jobs") ? static_cast<unsigned>(unsigned_option(v, "jobs", 1, 65536)) : default_parallelism();
 
   const std::vector<SweepPoint> points = expand(sweep);
   if (points.size() > max_points)
     throw UsageError{"a sweep of at most " + std::to_string(max_points) + " points; this one has " +
                      std::to_string(points.size())};
+  if (one_point && only_point >= points.size()) // before anything is written
+    throw UsageError{"--point " + std::to_string(only_point) + ": the sweep has points 0.." +
+                     std::to_string(points.size() - 1)};
   // Every point must be a valid scenario before anything runs or a Slurm script is written, checked as `validate`
   // checks it (its memory budget, its fabric and the hosts its workloads name included): bad values fail here, with
   // exit 2. The digest each point's run will report comes with it, for resuming. A Slurm task (--point) checks its
@@ -714,7 +722,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
       fabric = scenario.workload == ib::scenario::WorkloadType::fabric;
       for (const auto& w : scenario.fabric.workloads)
         workload_names.insert(w->name());
-      if (!v.count("point") || v["point"].as<std::size_t>() == i) {
+      if (!one_point || only_point == i) {
         check_memory_budget(scenario);
         digests[i] = ib::scenario::config_digest(scenario);
       }
@@ -731,7 +739,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   make_output_directory(dir + "/points", "--out");
   // One sweep at a time in a directory, or else both would run every point and race on their reports; the tasks
   // of a Slurm array (--point) each write their own point, so they share it.
-  const DirectoryLock lock(dir, !v.count("point"), "sweep");
+  const DirectoryLock lock(dir, !one_point, "sweep");
   // The manifest: what this directory's points are. A different sweep in the same directory would mix results.
   nlohmann::ordered_json manifest;
   manifest["scenario"] = sweep.scenario;
@@ -771,7 +779,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     jobs[i].overrides = points[i].overrides;
     jobs[i].report_path = point_stem(dir, i) + ".json";
     jobs[i].log_path = point_stem(dir, i) + ".log";
-    if (v.count("point") && v["point"].as<std::size_t>() != i)
+    if (one_point && only_point != i)
       continue;
     if (fs::exists(jobs[i].report_path)) {
       // Done, unless what it was run from has changed since: a topology file or a hardware profile the scenario
@@ -788,12 +796,8 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     }
     to_run.push_back(&jobs[i]);
   }
-  if (v.count("point") && v["point"].as<std::size_t>() >= points.size())
-    throw UsageError{"--point " + std::to_string(v["point"].as<std::size_t>()) + ": the sweep has points 0.." +
-                     std::to_string(points.size() - 1)};
 
   const bool quiet = v.count("quiet") > 0;
-  const unsigned parallel = v.count("jobs") ? std::max(1u, v["jobs"].as<unsigned>()) : default_parallelism();
   const auto started = std::chrono::steady_clock::now();
   std::size_t finished = 0, failed = 0;
   const std::size_t peak = run_points(sweep.scenario, sweep.seed, to_run, parallel, [&](const PointJob& job) {
@@ -813,7 +817,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
         << (job.exit_code == 0 ? "ok" : "FAILED (exit " + std::to_string(job.exit_code) + "): " + job.error) << "\n";
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (v.count("point"))
+  if (one_point)
     return sweep_exit_code(jobs);
 
   std::vector<std::size_t> unmatched;
