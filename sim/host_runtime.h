@@ -21,6 +21,18 @@
 
 namespace sim {
 
+/// How many programs one HostRuntime can run in this process, and why no more (docs/models/kernel.md).
+struct ProgramLimit {
+  std::uint32_t programs = 0;
+  std::string why; ///< for messages: what bounds it ("" when only memory does)
+};
+
+/// Programs that run as OS threads (ASan builds) take three memory mappings each (stack, guard page, sanitizer
+/// state), so they are bounded by the kernel's per-process limit (/proc/sys/vm/max_map_count) less a reserve for the
+/// process's other mappings; past it SimGrid cannot create a thread and aborts. Raw contexts (other builds) give up
+/// their stacks' guard pages when those would not fit, and are bounded by memory only (UINT32_MAX here).
+ProgramLimit program_limit();
+
 class HostRuntime;
 /// Program events to the runtime, the rest to the fabric's dispatcher (and its prefetch hints, if it has them).
 template <class Dispatch>
@@ -97,10 +109,12 @@ public:
 
   /// Adds a program that starts at the beginning of run(). Call before run().
   void spawn(std::string name, std::function<void(Program&)> body);
+  std::size_t program_count() const { return programs_.size(); }
 
-  /// Runs programs and fabric together until every program has ended and the calendar is empty, or until no
-  /// event remains at or before `until`. `fabric_dispatch(const Event&)` handles every event not addressed to a
-  /// program. Exceptions thrown by the fabric or a program end the run and are rethrown here.
+  /// Runs programs and fabric together until every program has ended and the calendar is empty, until no
+  /// event remains at or before `until`, or until the simulator's progress hook halts it (Simulator::halted()).
+  /// `fabric_dispatch(const Event&)` handles every event not addressed to a program. Exceptions thrown by the fabric or
+  /// a program end the run and are rethrown here.
   template <class Dispatch>
   Outcome run(Dispatch& fabric_dispatch, Time until) {
     using Composite = CompositeDispatch<Dispatch>;

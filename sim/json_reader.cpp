@@ -413,7 +413,7 @@ JsonDocument load_json_file(const std::string& path) {
 JsonDocument parse_json_text(std::string file_label, std::string_view text) {
   try {
     json root = parse_strict(file_label, text);
-    return JsonDocument{std::move(file_label), std::move(root)};
+    return JsonDocument{std::move(file_label), std::move(root), ""};
   } catch (const json::parse_error& e) {
     fail(file_label, "", "valid JSON",
          "parse error at " + position_text(text, e.byte) + ": " + parse_error_reason(e.what()));

@@ -24,6 +24,7 @@ namespace sim {
 struct JsonDocument {
   std::string file;
   nlohmann::json root;
+  std::string pointer; ///< where `root` lies in `file`: "" for the whole file, "/topology" for a scenario's inline one
 };
 
 /// Reads and parses `path`. Unreadable file, malformed JSON (with line and column) or a duplicate key: InputError.

@@ -18,7 +18,8 @@ void Simulator::advance_to(Time at) {
 
 void Simulator::report_progress() {
   next_progress_at_ += progress_interval;
-  progress_hook_(progress_context_, *this);
+  if (!progress_hook_(progress_context_, *this))
+    halted_ = stop_requested_ = true;
 }
 
 void Simulator::check_not_in_past([[maybe_unused]] Time at) const {

@@ -62,7 +62,7 @@ public:
   /// find what depends on it.
   template <class Dispatch>
   void run_until(Dispatch& dispatch, Time until) {
-    stop_requested_ = false;
+    stop_requested_ = halted_;
     Event event;
     while (!stop_requested_ && calendar_.pop_due(until, event)) {
       now_ = event.time;
@@ -80,8 +80,9 @@ public:
     }
   }
 
-  /// Calls `hook(context, *this)` every 2^20 events, for progress reports; nullptr removes it. Cold path.
-  void set_progress_hook(void (*hook)(void*, const Simulator&), void* context) {
+  /// Calls `hook(context, *this)` every 2^20 events, for progress reports; nullptr removes it. Cold path. A hook
+  /// that returns false halts the run: run_until() returns after the current event, and does nothing from then on.
+  void set_progress_hook(bool (*hook)(void*, const Simulator&), void* context) {
     progress_hook_ = hook;
     progress_context_ = context;
     next_progress_at_ = hook ? (events_dispatched_ | (progress_interval - 1)) + 1 : 0;
@@ -96,6 +97,8 @@ public:
   }
   /// Makes run_until() return after the current event.
   void request_stop() { stop_requested_ = true; }
+  /// Whether the progress hook halted the run (an interrupted run: what happened so far is all there is).
+  bool halted() const { return halted_; }
   /// Moves the clock forward to `at` with no event (the end of a run, or an external clock catching up).
   void advance_to(Time at);
 
@@ -116,8 +119,9 @@ private:
   std::uint64_t events_dispatched_ = 0;
   std::uint64_t seed_;
   bool stop_requested_ = false;
+  bool halted_ = false;
   std::uint64_t next_progress_at_ = 0; // 0: no hook (events_dispatched_ is never 0 after an increment)
-  void (*progress_hook_)(void*, const Simulator&) = nullptr;
+  bool (*progress_hook_)(void*, const Simulator&) = nullptr;
   void* progress_context_ = nullptr;
   std::vector<std::string> names_;
 };

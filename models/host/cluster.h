@@ -73,6 +73,7 @@ public:
   void inject_faults(std::vector<fabric::Fault> faults, const sm::SmOptions& options, const sm::Params& sm_params);
   /// The injector, or nullptr when no faults are injected.
   const fabric::FaultInjector* faults() const { return faults_.get(); }
+  std::size_t program_count() const { return runtime_.program_count(); }
   /// Sends a timeline of every component to `tracer` (nullptr: none). Call before run().
   void set_tracer(sim::Tracer* tracer);
   /// Runs until every program has ended and the fabric is idle, or until `until`.

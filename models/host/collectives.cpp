@@ -49,6 +49,31 @@ public:
     return c;
   }
 
+  Footprint footprint(std::uint64_t topology_hosts) const override {
+    // As run_host() makes them: n programs, each with a QP per peer (the ring's two neighbours, or one per step of
+    // recursive doubling), one CQ and an n-wide map of QPs; a buffer of twice the vector.
+    const std::uint64_t n = hosts_.empty() ? topology_hosts : hosts_.size();
+    const std::uint64_t steps = ring_ ? 2 * (n > 0 ? n - 1 : 0) : static_cast<std::uint64_t>(std::bit_width(n) - 1);
+    const std::uint64_t peers = ring_ ? std::min<std::uint64_t>(2, n > 0 ? n - 1 : 0) : steps;
+    Footprint f;
+    f.programs = n;
+    f.qps = n * peers;
+    f.max_qps_per_host = peers;
+    f.send_slots = f.qps * 8;
+    f.recv_slots = f.qps * std::clamp<std::uint64_t>(steps * iterations_, 1, 32768);
+    f.cq_entries = n * (4 * steps + 256);
+    f.samples = 3ull * iterations_;
+    f.peer_map_entries = n * n; // each host's QP by peer
+    f.buffer_bytes = n * 2ull * size_;
+    f.queue_bytes = f.send_slots * 64 + f.recv_slots * 16 + f.cq_entries * 64;
+    const std::string& hosts = hosts_pointer_.empty() ? pointer_ : hosts_pointer_;
+    f.programs_pointer = f.qps_pointer = f.flows_pointer = hosts;
+    f.slots_pointer = pointer_ + "/iterations";
+    f.samples_pointer = pointer_ + "/iterations";
+    f.buffer_pointer = pointer_ + "/size_bytes";
+    return f;
+  }
+
   void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
     resolve_hosts(cluster, hosts_, file_, hosts_pointer_, pointer_);
     const auto n = static_cast<std::uint32_t>(hosts_.size());

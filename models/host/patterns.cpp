@@ -109,6 +109,52 @@ public:
     return c;
   }
 
+  Footprint footprint(std::uint64_t topology_hosts) const override {
+    // As plan() and run_host() make them: n hosts (the receiver or hot host added when not listed), each a program
+    // with one QP per peer it talks to, one CQ, a plan of its messages and an n-wide row of flows.
+    std::uint64_t n = hosts_.empty() ? topology_hosts : hosts_.size();
+    if (!receiver_.empty() && std::find(hosts_.begin(), hosts_.end(), receiver_) == hosts_.end())
+      ++n;
+    const std::uint64_t peers = n > 0 ? n - 1 : 0, m = messages_;
+    Footprint f;
+    f.programs = n;
+    if (type_ == "all_to_all") {
+      f.messages = n * peers * m;
+      f.qps = n * peers;
+      f.max_qps_per_host = peers;
+    } else if (type_ == "permutation") {
+      f.messages = n * m;
+      f.qps = 2 * n; // its partner, and the host whose partner it is
+      f.max_qps_per_host = std::min<std::uint64_t>(2, peers);
+    } else if (type_ == "incast") {
+      f.messages = peers * m;
+      f.qps = 2 * peers;
+      f.max_qps_per_host = peers;
+    } else { // random peers: about as many as a host sends and receives, and at most every other host
+      f.messages = n * m;
+      const std::uint64_t per_host = std::min(peers, 2 * m);
+      f.qps = type_ == "hot_spot" ? (n - 1) * per_host + peers : n * per_host;
+      f.max_qps_per_host = peers;
+    }
+    const bool sends = verb_ == "send";
+    f.send_slots = f.qps * tx_depth_;
+    // A SEND's receiver posts a RECV per message it will get (at most 32768 per QP); a WRITE's QPs take one.
+    f.recv_slots = sends ? std::min(f.messages, f.qps * 32768) : f.qps;
+    f.cq_entries = n * (tx_depth_ + 16) + (sends ? f.messages : 0);
+    f.flows = n * n;
+    f.peer_map_entries = 2 * n * n; // each host's QP by peer and messages from each peer
+    f.buffer_bytes = n * 2ull * *std::max_element(sizes_.begin(), sizes_.end());
+    f.queue_bytes = f.send_slots * 64 + f.recv_slots * 16 + f.cq_entries * 64;
+    const std::string& hosts = hosts_pointer_.empty() ? pointer_ : hosts_pointer_;
+    f.programs_pointer = f.flows_pointer = hosts;
+    f.qps_pointer =
+        type_ == "all_to_all" || type_ == "incast" || type_ == "permutation" ? hosts : pointer_ + "/messages";
+    f.slots_pointer = pointer_ + "/tx_depth";
+    f.messages_pointer = pointer_ + "/messages";
+    f.buffer_pointer = pointer_ + (sizes_.size() > 1 ? "/size_distribution" : "/size_bytes");
+    return f;
+  }
+
   void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
     resolve_hosts(cluster, hosts_, file_, hosts_pointer_, pointer_);
     if (!receiver_.empty()) {

@@ -133,6 +133,32 @@ public:
     return c;
   }
 
+  Footprint footprint(std::uint64_t) const override {
+    // As run_side() makes them, on each of the two hosts: qps QPs, each with its send and receive CQ.
+    Footprint f;
+    const std::uint64_t send = std::max(tx_depth_, 16u) + post_list_, recv = std::max(tx_depth_, 512u);
+    const std::uint32_t max_size = *std::max_element(sizes_.begin(), sizes_.end());
+    f.programs = 2;
+    f.qps = 2ull * qps_;
+    f.max_qps_per_host = qps_;
+    f.send_slots = f.qps * send;
+    f.recv_slots = f.qps * recv;
+    f.cq_entries = f.qps * (send + 16 + recv + 16);
+    // A latency test keeps each iteration's time; a bandwidth test each completion's, on every side that sends.
+    f.samples = is_latency(test_)
+                    ? iterations_
+                    : (bidirectional_ ? 2ull : 1ull) * (std::uint64_t{iterations_} * qps_ / cq_mod_ + qps_);
+    f.buffer_bytes = 2 * (std::max<std::uint64_t>(max_size, 64) * 2 + 40);
+    // WQEs of at most 64 bytes plus the inline data (mlx5's basic blocks), 16-byte RECV WQEs, 64-byte CQEs.
+    f.queue_bytes = f.send_slots * (64 + (inline_size_ + 63) / 64 * 64) + f.recv_slots * 16 + f.cq_entries * 64;
+    f.programs_pointer = pointer_;
+    f.qps_pointer = pointer_ + "/qps";
+    f.slots_pointer = pointer_ + "/tx_depth";
+    f.samples_pointer = pointer_ + "/iterations";
+    f.buffer_pointer = pointer_ + "/size_bytes";
+    return f;
+  }
+
   void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
     check_host(cluster, client_, file_, client_pointer_);
     check_host(cluster, server_, file_, server_pointer_);

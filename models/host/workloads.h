@@ -41,6 +41,26 @@ private:
   std::map<std::tuple<std::string, std::string, int>, std::pair<std::uint16_t, std::uint32_t>> table_;
 };
 
+/// What a workload will create and hold, counted from its options before anything is built, for the memory budget
+/// (models/scenario/budget.h). Each count comes with the JSON pointer of the option that sets it, so that a budget
+/// exceeded can name what to change.
+struct Footprint {
+  std::uint64_t programs = 0;         ///< host programs
+  std::uint64_t qps = 0;              ///< QPs over all hosts
+  std::uint64_t max_qps_per_host = 0; ///< the most QPs one host creates (QP numbers run from 2 on each HCA)
+  std::uint64_t send_slots = 0;       ///< send queue entries over all QPs
+  std::uint64_t recv_slots = 0;       ///< receive queue entries over all QPs
+  std::uint64_t cq_entries = 0;       ///< completion queue entries over all CQs
+  std::uint64_t messages = 0;         ///< messages planned ahead, each with its post time and latency kept
+  std::uint64_t samples = 0;          ///< times kept for the figures (perftest's latencies and completions)
+  std::uint64_t flows = 0;            ///< per (sender, receiver) records of a pattern's flows
+  std::uint64_t peer_map_entries = 0; ///< entries of the per-host maps over every host (QP by peer, and such)
+  std::uint64_t buffer_bytes = 0;     ///< host memory of data buffers (held as bytes with verify_contents)
+  std::uint64_t queue_bytes = 0;      ///< host memory of WQE rings and CQs (held as bytes with verify_contents)
+  std::string programs_pointer, qps_pointer, slots_pointer, messages_pointer, samples_pointer, flows_pointer,
+      buffer_pointer;
+};
+
 /// A workload of a scenario: reads its options, spawns its programs, reports what they measured.
 class Workload {
 public:
@@ -59,6 +79,8 @@ public:
   const std::map<std::string, std::uint64_t>& failed_work_requests() const { return failed_; }
   /// Programs that stopped at a failed work request (as perftest and MPI stop), before their work was done.
   std::uint32_t programs_failed() const { return programs_failed_; }
+  /// What running it will create, with `topology_hosts` hosts for a host list left to its default (every host).
+  virtual Footprint footprint(std::uint64_t topology_hosts) const = 0;
 
 protected:
   /// A work request completed (or was refused) with `status`: with faults injected (`faults`) it is counted

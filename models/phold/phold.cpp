@@ -42,6 +42,10 @@ Params read_params(sim::JsonObjectReader& reader) {
                           "a value above 0 exactly when program_count is above 0",
                           std::to_string(params.program_every_events) + " with program_count " +
                               std::to_string(params.program_count));
+  if (const sim::ProgramLimit limit = sim::program_limit(); params.program_count > limit.programs)
+    throw sim::InputError(reader.file(), reader.pointer_to("program_count"),
+                          "at most " + std::to_string(limit.programs) + " programs (" + limit.why + ")",
+                          std::to_string(params.program_count));
   return params;
 }
 
@@ -184,8 +188,10 @@ RunResult run(const Params& params, const RunOptions& options) {
   } else {
     sim.run_until(dispatch, options.duration);
   }
-  // Events due later stay pending; the run covers exactly [0, duration].
-  sim.advance_to(options.duration);
+  // Events due later stay pending; the run covers exactly [0, duration], unless it was halted short of it.
+  result.halted = sim.halted();
+  if (!result.halted)
+    sim.advance_to(options.duration);
   model.check_invariants();
   result.counters = model.counters();
   result.events_dispatched = sim.events_dispatched();

@@ -87,8 +87,9 @@ struct RunOptions {
   std::uint64_t seed = 0;
   sim::Time duration;                  ///< simulated time covered: events due later are left pending
   std::uint64_t drop_event_number = 0; ///< see Model; 0 in every real run
-  /// Called every 2^20 kernel events (see sim::Simulator::set_progress_hook); nullptr for none.
-  void (*progress_hook)(void*, const sim::Simulator&) = nullptr;
+  /// Called every 2^20 kernel events (see sim::Simulator::set_progress_hook); nullptr for none. Returning false
+  /// halts the run where it is (RunResult::halted).
+  bool (*progress_hook)(void*, const sim::Simulator&) = nullptr;
   void* progress_context = nullptr;
 };
 
@@ -99,6 +100,7 @@ struct RunResult {
   std::uint64_t program_wakeups = 0;
   sim::Time simulated_time;
   std::vector<std::uint64_t> events_per_lp;
+  bool halted = false; ///< the progress hook stopped the run before `duration`
 };
 
 /// Builds the model, runs it for `options.duration` and checks its invariants.

@@ -31,7 +31,7 @@ ib::topo::Topology load(const FabricScenario& f, const std::string& scenario_fil
   ib::topo::ProfileCatalog catalog(f.profiles);
   if (!f.topology_path.empty())
     return ib::topo::load_topology(f.topology_path, catalog);
-  return ib::topo::read_topology(sim::JsonDocument{scenario_file + " (its /topology)", f.topology_inline}, catalog);
+  return ib::topo::read_topology(sim::JsonDocument{scenario_file, f.topology_inline, "/topology"}, catalog);
 }
 
 ib::sm::Subnet route(const ib::topo::Topology& topology, const FabricScenario& f, const std::string& file) {
@@ -432,6 +432,15 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
   return out;
 }
 
+/// Every workload's programs must fit in what the host runtime can run, else SimGrid would abort the process.
+void check_program_count(const Cluster& cluster, const Scenario& scenario) {
+  if (const sim::ProgramLimit limit = sim::program_limit(); cluster.program_count() > limit.programs)
+    throw sim::InputError(scenario.file, "/workloads",
+                          "workloads with at most " + std::to_string(limit.programs) +
+                              " programs in all, one on each host a workload uses (" + limit.why + ")",
+                          std::to_string(cluster.program_count()));
+}
+
 } // namespace
 
 sim::ReportJson run_config(const Scenario& scenario, const nlohmann::ordered_json& profiles) {
@@ -457,6 +466,7 @@ nlohmann::ordered_json validate_fabric(const Scenario& scenario, std::vector<std
   std::deque<ib::host::Rendezvous> rendezvous;
   for (const auto& w : scenario.fabric.workloads)
     w->spawn(cluster, rendezvous.emplace_back());
+  check_program_count(cluster, scenario);
   return profiles;
 }
 
@@ -473,6 +483,14 @@ void check_trace_components(const ib::topo::Topology& topology, const sim::Trace
   }
 }
 
+/// An interrupted run's report says so, and how far it got; the caller adds why ("partial_reason").
+void mark_partial(sim::ReportJson& report, bool partial, sim::Time reached) {
+  if (!partial)
+    return;
+  report["partial"] = true;
+  report["partial_at_us"] = reached.us();
+}
+
 RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
   phold::RunOptions options;
   options.seed = scenario.seed;
@@ -483,6 +501,7 @@ RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
   const phold::RunResult result = phold::run(scenario.phold, options);
 
   RunResult out;
+  out.partial = result.halted;
   out.events_dispatched = result.events_dispatched;
   sim::ReportJson& report = out.report;
   report["ibnetsim"] = IBNETSIM_VERSION;
@@ -495,6 +514,7 @@ RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
   const sim::ReportJson config = run_config(scenario, nlohmann::ordered_json::object());
   report["config"] = config;
   report["config_digest"] = sim::digest_hex(config.dump());
+  mark_partial(report, out.partial, result.simulated_time);
 
   const phold::Counters& c = result.counters;
   sim::ReportJson results;
@@ -558,6 +578,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   std::deque<ib::host::Rendezvous> rendezvous; // one per workload: each has its own QPs
   for (const auto& w : f.workloads)
     w->spawn(cluster, rendezvous.emplace_back());
+  check_program_count(cluster, scenario);
   cluster.simulator().set_progress_hook(run_options.progress_hook, run_options.progress_context);
   cluster.set_tracer(run_options.tracer);
   sim::HostRuntime::Outcome outcome;
@@ -569,17 +590,19 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
     throw;
   }
   const bool finished = outcome.programs_stopped == 0;
-  if (!finished)
+  const bool interrupted = cluster.simulator().halted();
+  if (!finished && !interrupted)
     diagnose_deadlock(cluster, scenario);
   // With faults, a program may wait for a message that was lost, as a real one would hang: reported, not an error.
-  if (!finished && scenario.duration == sim::Time::max() && f.faults.empty())
+  if (!finished && !interrupted && scenario.duration == sim::Time::max() && f.faults.empty())
     throw sim::InvariantViolation("program-deadlock", scenario.name,
                                   "the fabric went idle with programs still waiting for something that never comes",
                                   std::to_string(outcome.programs_stopped) + " programs blocked at t=" +
                                       std::to_string(cluster.simulator().now().ps()) + " ps");
-  // A run cut short by duration_us cannot be quiescent; credits must still be conserved.
-  const std::string broken =
-      finished ? cluster.check_invariants() : cluster.fabric().check_invariants(false) + cluster.check_exactly_once();
+  // A run cut short by duration_us or interrupted cannot be quiescent; credits must still be conserved.
+  const std::string broken = finished && !interrupted
+                                 ? cluster.check_invariants()
+                                 : cluster.fabric().check_invariants(false) + cluster.check_exactly_once();
   if (!broken.empty())
     throw sim::InvariantViolation("fabric-run", scenario.name, "the run ended with an invariant broken", broken);
 
@@ -598,10 +621,13 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   const sim::ReportJson config = run_config(scenario, profiles);
   report["config"] = config;
   report["config_digest"] = sim::digest_hex(config.dump());
+  result.partial = interrupted;
+  mark_partial(report, interrupted, cluster.simulator().now());
 
   sim::ReportJson results;
   // The workloads' span: the fabric then drains (final ACKs, credits) and idle retry timers run out.
-  results["simulated_time_us"] = cluster.programs_ended_at().us();
+  results["simulated_time_us"] =
+      (interrupted && !finished ? cluster.simulator().now() : cluster.programs_ended_at()).us();
   results["drained_at_us"] = cluster.simulator().now().us();
   if (!warnings.empty())
     results["warnings"] = warnings;
@@ -634,6 +660,9 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   results["ports"] = port_counters(cluster);
   report["results"] = results;
   result.events_dispatched = cluster.simulator().events_dispatched();
+  for (std::size_t i = 0; i < cluster.host_count(); ++i)
+    if (const std::uint32_t qps = cluster.host(i).hca->qp_count(); qps > 0)
+      result.max_qpn = std::max(result.max_qpn, qps + 1);
   return result;
 }
 

@@ -19,8 +19,9 @@
 namespace ib::scenario {
 
 struct RunOptions {
-  /// Called every 2^20 kernel events (sim::Simulator::set_progress_hook); nullptr for none.
-  void (*progress_hook)(void*, const sim::Simulator&) = nullptr;
+  /// Called every 2^20 kernel events (sim::Simulator::set_progress_hook); nullptr for none. Returning false
+  /// interrupts the run: run() then returns what happened so far, the report marked "partial".
+  bool (*progress_hook)(void*, const sim::Simulator&) = nullptr;
   void* progress_context = nullptr;
   /// Receives a timeline of every component (fabric scenarios only); nullptr for none.
   sim::Tracer* tracer = nullptr;
@@ -32,6 +33,8 @@ struct RunResult {
   sim::ReportJson report;         ///< deterministic: the same scenario and seed give the same document
   std::vector<std::string> table; ///< the workloads' own tables, for people (empty for phold)
   std::uint64_t events_dispatched = 0;
+  bool partial = false;      ///< the progress hook interrupted the run: the report holds what happened until then
+  std::uint32_t max_qpn = 0; ///< fabric: the highest QP number any HCA gave (QPNs run from 2); 0 for none
 };
 
 /// Runs `scenario` to its end (or its duration_us). Bad input: sim::InputError; an invariant broken:

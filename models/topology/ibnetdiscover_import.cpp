@@ -269,9 +269,11 @@ ImportResult import_ibnetdiscover(std::string_view text, const std::string& file
   }
 
   ImportResult result;
-  const sim::JsonDocument doc{file, json{{"name", options.name.empty() ? "imported" : options.name},
-                                         {"nodes", std::move(nodes)},
-                                         {"links", std::move(link_array)}}};
+  const sim::JsonDocument doc{file,
+                              json{{"name", options.name.empty() ? "imported" : options.name},
+                                   {"nodes", std::move(nodes)},
+                                   {"links", std::move(link_array)}},
+                              ""};
   try {
     result.topology = read_topology(doc, catalog);
   } catch (const LineError&) {

@@ -72,10 +72,11 @@ constexpr std::string_view guid_expectation = "a GUID: \"0x\" and 1 to 16 hex di
 
 class Reader {
 public:
-  Reader(const sim::JsonDocument& doc, Catalog& catalog) : file_(doc.file), root_(doc.root), catalog_(catalog) {}
+  Reader(const sim::JsonDocument& doc, Catalog& catalog)
+      : file_(doc.file), base_(doc.pointer), root_(doc.root), catalog_(catalog) {}
 
   Topology read() {
-    sim::JsonObjectReader root(file_, root_, "");
+    sim::JsonObjectReader root(file_, root_, base_);
     root.optional_string("$schema");
     const std::string name = root.required_string("name");
     const std::string description = root.optional_string("description").value_or("");
@@ -177,7 +178,7 @@ private:
     }
     if (const auto other = topology_.find(node.name)) {
       fail(r.pointer_to("name"), "a name no other node has",
-           json_quoted(node.name) + ", already the name of " + sim::json_pointer_append("/nodes", *other));
+           json_quoted(node.name) + ", already the name of " + sim::json_pointer_append(base_ + "/nodes", *other));
     }
     const std::string kind = r.required_enum("kind", {"hca", "switch"});
     node.kind = kind == "hca" ? NodeKind::hca : NodeKind::switch_node;
@@ -331,11 +332,13 @@ private:
     if (fallback) {
       return fallback;
     }
-    fail(pointer, std::string(what) + " (key " + json_quoted(key) + " here or in /link_defaults)", "nothing");
+    fail(pointer, std::string(what) + " (key " + json_quoted(key) + " here or in " + base_ + "/link_defaults)",
+         "nothing");
   }
 
-  static std::string value_text(bool in_link, std::string_view key, std::string_view value) {
-    return "string " + json_quoted(value) + (in_link ? "" : " (from /link_defaults/" + std::string(key) + ")");
+  std::string value_text(bool in_link, std::string_view key, std::string_view value) const {
+    return "string " + json_quoted(value) +
+           (in_link ? "" : " (from " + base_ + "/link_defaults/" + std::string(key) + ")");
   }
 
   std::string port_text(PortRef ref) const { return topology_.node(ref.node).name + "/" + std::to_string(ref.port); }
@@ -370,8 +373,8 @@ private:
       return;
     }
     const std::uint32_t other = topology_.link_at(end.node, end.port);
-    const std::string where =
-        sim::json_pointer_append(sim::json_pointer_append("/links", other), topology_.link(other).a == end ? "a" : "b");
+    const std::string where = sim::json_pointer_append(sim::json_pointer_append(base_ + "/links", other),
+                                                       topology_.link(other).a == end ? "a" : "b");
     fail(r.pointer_to(key), "a free port", port_text(end) + ", already cabled at " + where);
   }
 
@@ -448,6 +451,7 @@ private:
   }
 
   const std::string& file_;
+  const std::string& base_; ///< the root's pointer in file_ ("" unless inline in a scenario)
   const json& root_;
   Catalog& catalog_;
   Topology topology_;

@@ -1,11 +1,16 @@
 // The ibnetsim command line end to end: help and version, option errors, bad scenario input (exit 2 with file,
 // JSON pointer and expectation), invariant violations (exit 3) and byte-identical reports.
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <spawn.h>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -432,6 +437,31 @@ TEST_CASE("cli: outputs are checked before a run, written whole, and a failed wr
     CHECK_THAT(r.err, Catch::Contains("--trace-from-us must not be after --trace-to-us"));
     r = run_cli(with({"--trace", trace, "--trace-host", "h0", "--quiet"}));
     CHECK(r.exit_code == 0);
+    // QP numbers run from 2 to the most QPs the workloads make on a host (16 on h0 and h15 here): others match none.
+    for (const char* qpn : {"1", "18", "99"}) {
+      r = run_cli(with({"--trace", trace, "--trace-qp", qpn}));
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(std::string("--trace-qp:/: expected the number of a QP of this run: 2 to 17 "
+                                                    "(QP numbers start at 2 on each HCA; its workloads make at most "
+                                                    "16 on a host), got ") +
+                                        qpn));
+      CHECK(r.out.empty());
+    }
+    r = run_cli(with({"--trace", trace, "--trace-qp", "17", "--quiet"}));
+    CHECK(r.exit_code == 0);
+  }
+  SECTION("a traced QP the run never made: exit 2 after the results are written") {
+    // A pattern of random peers may make fewer QPs than it could: only the run knows.
+    const std::string trace = testing::scratch_path("unmade_qp.json");
+    const std::string out = testing::scratch_path("unmade_qp_report.json");
+    const auto r =
+        run_cli({"run", fabric, "--set", "/workloads/1/type=uniform_random", "--set", "/workloads/1/offered_load=0.5",
+                 "--set", "/workloads/1/messages=1", "--trace", trace, "--trace-qp", "16", "--out", out});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--trace-qp:/: expected the number of a QP the run made (2 to ") &&
+                          Catch::Contains("nothing of QP 16 is in the trace, got 16"));
+    CHECK_THAT(r.out, Catch::Contains("uniform_random")); // the results were shown ...
+    CHECK(std::filesystem::exists(out));                  // ... and written
   }
   SECTION("--out is written whole: the complete report, no partial file left") {
     const std::string path = testing::scratch_path("whole.json");
@@ -473,5 +503,192 @@ TEST_CASE("cli: outputs are checked before a run, written whole, and a failed wr
       text << err.rdbuf();
       CHECK_THAT(text.str(), Catch::Contains("could not all be written to standard output"));
     }
+  }
+}
+
+extern char** environ;
+
+namespace {
+
+/// Starts the real executable with `args`, stdout and stderr into files beside `scratch`; waits (up to two minutes,
+/// for a slow machine) until its stderr shows the progress line of a run that is simulating, then sends `signal`.
+/// The exit code (128 + signal when the process died of it), and what it printed.
+testing::CliResult run_and_signal(std::vector<std::string> args, const std::string& scratch, int signal) {
+  args.insert(args.begin(), IBNETSIM_EXECUTABLE);
+  std::vector<char*> argv;
+  for (std::string& arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  const std::string out_path = scratch + ".out", err_path = scratch + ".err";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  REQUIRE(spawned == 0);
+  const auto slurp = [](const std::string& path) {
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+  int status = 0;
+  bool exited = false;
+  while (slurp(err_path).find("[ibnetsim] simulated") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    if (::waitpid(pid, &status, WNOHANG) == pid) {
+      exited = true; // it ended before it could be interrupted: the checks below say so
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (!exited) {
+    ::kill(pid, signal);
+    ::waitpid(pid, &status, 0);
+  }
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(out_path), slurp(err_path)};
+}
+
+} // namespace
+
+TEST_CASE("cli: SIGINT or SIGTERM during run stops it, prints and writes a partial report, and exits 130 or 143",
+          "[cli]") {
+  struct Case {
+    const char* name;
+    std::string scenario;
+    std::vector<std::string> extra;
+    int signal;
+  };
+  // Runs far longer than any machine finishes before the signal: one stream of 10^8 WRITEs, a day of PHOLD.
+  const std::vector<Case> cases = {
+      {"fabric_sigint",
+       source_path("scenarios/experiments/write_bw_pair.json"),
+       {"--set", "/workloads/0/iterations=100000000"},
+       SIGINT},
+      {"phold_sigterm", default_scenario, {"--set", "/duration_us=86400000000"}, SIGTERM},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      const std::string report_path = testing::scratch_path(std::string(c.name) + ".json");
+      std::vector<std::string> argv = {"run", c.scenario, "--out", report_path};
+      argv.insert(argv.end(), c.extra.begin(), c.extra.end());
+      const testing::CliResult r = run_and_signal(argv, testing::scratch_path(c.name), c.signal);
+      INFO(r.err);
+      CHECK(r.exit_code == 128 + c.signal);
+      const std::string signal_name = c.signal == SIGINT ? "SIGINT" : "SIGTERM";
+      CHECK_THAT(r.err, Catch::Contains("ibnetsim: " + signal_name +
+                                        ": the run was interrupted; its partial results "
+                                        "are reported (" +
+                                        report_path + ")"));
+      CHECK_THAT(r.out, Catch::Contains("results") || Catch::Contains("(interrupted: partial results)"));
+      std::ifstream file(report_path);
+      REQUIRE(file);
+      const nlohmann::json report = nlohmann::json::parse(file); // whole: it parses
+      CHECK(report.at("partial") == true);
+      CHECK(report.at("partial_reason") == "interrupted by " + signal_name);
+      CHECK(report.at("partial_at_us").get<double>() > 0);
+      CHECK(report.at("results").at("simulated_time_us") == report.at("partial_at_us"));
+      CHECK_FALSE(std::filesystem::exists(report_path + ".partial"));
+    }
+  }
+}
+
+TEST_CASE("cli: a scenario whose estimated peak memory exceeds --max-memory is refused before anything is built",
+          "[cli][quick]") {
+  const std::string fabric = source_path("scenarios/default.json");
+  SECTION("10^7 all-to-all messages per peer: 107 GiB, refused at once by validate, run and sweep") {
+    const std::vector<std::string> many = {"--set", "/workloads/1/messages=10000000", "--max-memory", "512M"};
+    for (const char* command : {"validate", "run"}) {
+      const auto started = std::chrono::steady_clock::now();
+      const auto r = run_cli(args({command, fabric}, many));
+      CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(10)); // nothing planned or built
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(fabric + ":/workloads/1/messages: expected a run that fits in 512 MiB of "
+                                                 "memory (--max-memory), got an estimated peak of 107 GiB, mostly "
+                                                 "all_to_all: 2400000000 planned messages, 107 GiB "
+                                                 "(/workloads/1/messages); the process, 36.0 MiB"));
+      CHECK(r.out.empty());
+    }
+    const auto sweep = run_cli({"sweep", fabric, "--sweep", "/workloads/1/messages=1,10000000", "--max-memory=512M",
+                                "--out", testing::scratch_path("budget.sweep")});
+    CHECK(sweep.exit_code == 2);
+    CHECK_THAT(sweep.err, Catch::Contains("--sweep:/workloads/1/messages: expected a run that fits in 512 MiB") &&
+                              Catch::Contains("(point 1: "));
+    CHECK_FALSE(std::filesystem::exists(testing::scratch_path("budget.sweep/points/00000.json"))); // nothing ran
+  }
+  SECTION("PHOLD: its pending events, and host programs (bounded by memory, or by the mapping limit under ASan)") {
+    auto r = run_cli({"validate", default_scenario, "--set", "/workload/lp_count=16777216", "--set",
+                      "/workload/initial_events_per_lp=65536"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(":/workload/initial_events_per_lp: expected a run that fits in ") &&
+                          Catch::Contains("phold: 1099511627776 pending events, 133 TiB"));
+    // Regression: 32768 programs or more aborted inside SimGrid (SIGABRT) where threads ran out of mappings.
+    r = run_cli({"validate", source_path("scenarios/phold_programs.json"), "--set", "/workload/program_count=1048576"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("phold_programs.json:/workload/program_count: expected "));
+  }
+  SECTION("--max-memory must be a size") {
+    for (const char* size : {"12X", "0", "-5G", "G"}) {
+      const auto r = run_cli({"validate", fabric, "--max-memory", size});
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(std::string("--max-memory expects a size such as 512M, 8G or 1T (powers of "
+                                                    "1024), got '") +
+                                        size + "'"));
+    }
+    CHECK(run_cli({"validate", fabric, "--max-memory", "1.5GiB"}).exit_code == 0);
+    CHECK(run_cli({"--max-memory=100M", "validate", fabric}).exit_code == 0);
+  }
+}
+
+TEST_CASE("cli: every shipped scenario fits the default memory budget (the machine's available memory)",
+          "[cli][quick]") {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files = {source_path("tests/scenario/data/all_workloads.json")};
+  for (const char* dir : {"scenarios", "scenarios/experiments"})
+    for (const auto& entry : fs::directory_iterator(source_path(dir)))
+      if (entry.path().extension() == ".json" && !entry.path().string().ends_with(".sweep.json"))
+        files.push_back(entry.path().string());
+  for (const std::string& file : files) {
+    INFO(file);
+    const auto r = run_cli({"validate", file});
+    CHECK(r.exit_code == 0);
+    CHECK(r.err.empty());
+  }
+  // The 1,024-host benchmark needs 3.3 GiB (measured, docs/performance.md): refused under 2 GiB, accepted under 4.
+  const std::string bench = source_path("scenarios/bench/all_to_all_1024.json");
+  CHECK(run_cli({"validate", bench, "--max-memory", "2G"}).exit_code == 2);
+  CHECK(run_cli({"validate", bench, "--max-memory", "4G"}).exit_code == 0);
+}
+
+TEST_CASE("cli: sweep's and compare's numeric options are checked, not wrapped or adjusted", "[cli][quick]") {
+  // Regression: -j 0 ran as -j 1, and "-1" was taken as 2^32 - 1 or 2^64 - 1 (a seed, a QP depth, every point at once).
+  const std::string s = source_path("scenarios/experiments/write_lat.json");
+  const std::string dir = testing::scratch_path("numeric_options.sweep");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {{"sweep", s, "--sweep", "/seed=1,2", "--out", dir, "-j", "0"},
+       "--jobs expects an integer in [1, 65536], got '0'"},
+      {{"sweep", s, "--sweep", "/seed=1,2", "--out", dir, "-j", "-1"},
+       "--jobs expects an integer in [1, 65536], got '-1'"},
+      {{"sweep", s, "--sweep", "/workloads/0/iterations=1,2", "--out", dir, "--seed", "-1"},
+       "--seed expects an integer in [0, 18446744073709551615], got '-1'"},
+      {{"sweep", s, "--sweep", "/seed=1,2", "--out", dir, "--point", "2"}, "--point 2: the sweep has points 0..1"},
+      {{"compare", s, "--seed", "-1"}, "--seed expects an integer in [0, 18446744073709551615], got '-1'"},
+      {{"compare", s, "-j", "0"}, "--jobs expects an integer in [1, 65536], got '0'"},
+      {{"compare", s, "--inline-size", "-5"}, "--inline-size expects an integer in [0, 4096], got '-5'"},
+      {{"compare", s, "--postlist", "1"}, "--postlist expects an integer in [2, 16384], got '1'"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.message);
+    const auto r = run_cli(c.args);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(c.message));
+    CHECK_FALSE(std::filesystem::exists(dir)); // refused before anything is written
   }
 }

@@ -534,16 +534,24 @@ TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what w
       {"scenario_name_too_long",
        {{"name", "s"}, {"scenario", std::string(5000, 'a') + ".json"}, {"axes", {axis}}},
        ":/scenario: expected a scenario file (relative paths from the sweep's directory), got \"aaa"},
+      // A value the sweep gives is at fault in the sweep file, where it gives it (regression: the scenario file was
+      // blamed, at a value it does not have).
       {"bad_value",
        {{"name", "s"},
         {"scenario", scenario},
         {"axes", {{{"pointer", "/workloads/0/size_bytes"}, {"values", {2, -8}}}}}},
-       ":/workloads/0/size_bytes: expected"},
+       "bad_value.json:/axes/0/values/1: expected an integer in [1, 1073741824], got number -8 (point 1: " + scenario +
+           ":/workloads/0/size_bytes)"},
+      {"bad_fixed_value",
+       {{"name", "s"}, {"scenario", scenario}, {"set", {{"/workloads/0/iterations", 0}}}, {"axes", {axis}}},
+       "bad_fixed_value.json:/set/~1workloads~10~1iterations: expected an integer in [1, 100000000], got number 0 "
+       "(point 0: " +
+           scenario + ":/workloads/0/iterations)"},
       {"unknown_profile",
        {{"name", "s"},
         {"scenario", scenario},
         {"axes", {{{"pointer", "/profiles/connectx9/max_inline_data_bytes"}, {"values", {64}}}}}},
-       ":/profiles/connectx9: expected a profile this fabric uses"},
+       "unknown_profile.json:/axes/0/values/0: expected a profile this fabric uses"},
       // Regression (fuzzing): a pointer holding '=' became an override "/a=b=1", split at its first '=' into
       // another pointer and value; the sweep.json written for it then failed as an internal error.
       {"pointer_with_equals",
@@ -554,6 +562,13 @@ TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what w
         {"scenario", scenario},
         {"axes", {{{"name", "v"}, {"variants", {{{"name", "a"}, {"set", {{"/description=x", 1}}}}}}}}}},
        ":/axes/0/variants/0/set/~1description=x: expected a JSON pointer into the scenario"},
+      {"metric_of_no_workload",
+       {{"name", "s"}, {"scenario", scenario}, {"axes", {axis}}, {"metrics", {"ib_write_lat.t_typical_us", "lat.t"}}},
+       "metric_of_no_workload.json:/metrics/1: expected a metric WORKLOAD.key of a workload of the scenario "
+       "(ib_write_lat), pcie.key, simulated_time_us, or a JSON pointer into the report, got \"lat.t\""},
+      {"metric_pointer_into_no_section",
+       {{"name", "s"}, {"scenario", scenario}, {"axes", {axis}}, {"metrics", {"/result/simulated_time_us"}}},
+       "metric_pointer_into_no_section.json:/metrics/0: expected a JSON pointer into a report"},
       {"plot_column",
        {{"name", "s"},
         {"scenario", scenario},
@@ -578,6 +593,35 @@ TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what w
                        testing::scratch_path("sweep_bad_list"));
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains("a range whose end is at least its start"));
+  }
+  SECTION("a --sweep value is at fault on the command line, with the point and the scenario's pointer") {
+    const auto r =
+        run_executable("sweep " + scenario + " --sweep /workloads/0/size_bytes=2,0 --out " + fresh_dir("bad_cli_value"),
+                       testing::scratch_path("sweep_bad_cli_value"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--sweep:/workloads/0/size_bytes: expected an integer in [1, 1073741824], got "
+                                      "number 0 (point 1: " +
+                                      scenario + ":/workloads/0/size_bytes)"));
+  }
+  SECTION("a metric that names no value of the reports: exit 2 once the results are written, not an empty column") {
+    const std::string dir = fresh_dir("bad_metric");
+    const auto r = run_executable("sweep " + scenario + " --sweep /seed=1,2 --metric ib_write_lat.t_typical_us " +
+                                      "--metric ib_write_lat.t_typicl_us --out " + dir,
+                                  dir);
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--metric:/: expected a metric that names a value of the points' reports") &&
+                          Catch::Contains("got \"ib_write_lat.t_typicl_us\", found in none"));
+    const std::vector<CsvRow> rows = read_csv(dir + "/results.csv"); // the results are kept
+    REQUIRE(rows.size() == 2);
+    CHECK_FALSE(rows[0].at("ib_write_lat.t_typical_us").empty());
+  }
+  SECTION("a --variant value of compare is at fault on the command line") {
+    const auto r = run_executable("compare " + scenario + " --variant 'tiny:/workloads/0/size_bytes=0'",
+                                  testing::scratch_path("compare_bad_variant"));
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--variant:/workloads/0/size_bytes: expected an integer in [1, 1073741824], "
+                                      "got number 0 (variant tiny: " +
+                                      scenario + ":/workloads/0/size_bytes)"));
   }
 }
 

@@ -355,6 +355,21 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
       CHECK_THAT(checked.err, Catch::Contains(path + c.message));
     }
   }
+  SECTION("an inline topology's error is at its pointer in the scenario file") {
+    // Regression: it read "FILE (its /topology):/links/1/b", a pointer the scenario file does not have.
+    json topology = star(2);
+    topology["links"][1]["b"] = "s0/1";
+    const std::string path = testing::write_temp(
+        "fabric_bad_inline_topology.json",
+        scenario("bad", topology, json::array({{{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}}}))
+            .dump(2));
+    for (const char* command : {"run", "validate"}) {
+      const auto r = run_cli({command, path});
+      CHECK(r.exit_code == 2);
+      CHECK_THAT(r.err, Catch::Contains(path + ":/topology/links/1/b: expected a free port, got s0/1, already cabled "
+                                               "at /topology/links/0/b"));
+    }
+  }
 }
 
 TEST_CASE("fabric: --trace writes a Chrome trace of each message's steps, and its filters keep only what they name",

@@ -3,7 +3,7 @@
 # experiments' scenarios and tests/scenario/data/all_workloads.json (every workload type once) validate against
 # scenarios/schema/scenario.schema.json (inline topologies also against topologies/schema/topology.schema.json),
 # the experiments' sweeps against scenarios/schema/sweep.schema.json;
-# their reports (--out), one with --timing and one cut short by duration_us, validate against
+# their reports (--out), one with --timing, one cut short by duration_us and two interrupted, validate against
 # scenarios/schema/report.schema.json; and scenarios the loader rejects (exit 2) are rejected by the schema too.
 #   report_schema.sh IBNETSIM
 # Exit 77 (ctest: skipped) with a message when python3 or its jsonschema module (python3-jsonschema) is missing.
@@ -43,6 +43,26 @@ run faults "$here/scenarios/experiments/spine_link_failure.json" --set /workload
                     {"type": "bit_errors", "at_us": 0, "link": "h3/1", "bit_error_rate": 1e-7}]'
 run phold "$here/scenarios/phold.json" --set /duration_us=2 --timing
 run phold_programs "$here/scenarios/phold_programs.json" --set /duration_us=2
+# Interrupted by SIGINT once its progress line shows it simulating: a partial report, exit 130.
+interrupted() { # report name, ibnetsim run arguments...
+    local name=$1
+    shift
+    "$ibnetsim" run "$@" --format csv --out "$work/$name.report.json" >/dev/null 2>"$work/$name.err" &
+    local pid=$! waited=0 status=0
+    until grep -q "simulated" "$work/$name.err" || [ $waited -ge 1200 ]; do
+        sleep 0.1
+        waited=$((waited + 1))
+    done
+    kill -INT $pid
+    wait $pid || status=$?
+    if [ $status -ne 130 ] || ! grep -q '"partial": true' "$work/$name.report.json"; then
+        echo "report_schema: FAIL: ibnetsim run $* interrupted: exit $status, expected 130 and a partial report:"
+        cat "$work/$name.err"
+        failures=$((failures + 1))
+    fi
+}
+interrupted write_bw_interrupted "$here/scenarios/experiments/write_bw_pair.json" --set /workloads/0/iterations=100000000
+interrupted phold_interrupted "$here/scenarios/phold.json" --set /duration_us=100000000
 
 python3 - "$here" "$work" "$ibnetsim" <<'EOF' || failures=$((failures + 1))
 import copy, glob, json, os, subprocess, sys

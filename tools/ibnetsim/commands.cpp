@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -59,9 +60,12 @@ commands:
 global options (before or after COMMAND):
   --data-dir DIR     read hardware profiles and other data from DIR (holding topologies/hardware/);
                      default: $IBNETSIM_DATA_DIR, else <directory of the executable>/../share/ibnetsim
+  --max-memory SIZE  refuse (exit 2) a scenario whose estimated peak memory exceeds SIZE (512M, 8G, ...);
+                     default: the machine's available memory (MemAvailable)
 
 'ibnetsim COMMAND --help' describes a command's options.
-exit codes: 0 success, 2 bad input or options, 3 a model invariant was violated, 1 internal error.
+exit codes: 0 success, 2 bad input or options, 3 a model invariant was violated, 1 internal error,
+            130/143 interrupted by SIGINT/SIGTERM (run writes a partial report).
 )";
 
 std::optional<std::uint64_t> parse_seed(const po::variables_map& values) {
@@ -92,16 +96,62 @@ Scenario load_from(const Parsed& parsed, const std::string& command) {
   return load_scenario(parsed.positional[0], overrides, parse_seed(parsed.values));
 }
 
-// A progress line on stderr once a run has taken two seconds, refreshed every second (docs/user-guide.md).
+/// The signal (SIGINT or SIGTERM) that asked a running simulation to stop; 0 while none has.
+volatile std::sig_atomic_t interrupt_signal = 0;
+
+extern "C" void on_interrupt_signal(int signal) {
+  if (interrupt_signal != 0) { // asked twice: the run is not reaching its next check, so die by the signal now
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  interrupt_signal = signal;
+}
+
+/// While a run simulates, SIGINT and SIGTERM only set interrupt_signal; the progress hook then halts the run, whose
+/// partial results are reported and written (docs/user-guide.md). The previous handlers come back afterwards.
+class InterruptSignals {
+public:
+  InterruptSignals() {
+    interrupt_signal = 0;
+    struct sigaction action {};
+    action.sa_handler = &on_interrupt_signal;
+    sigemptyset(&action.sa_mask);
+    action.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &action, &previous_int_);
+    sigaction(SIGTERM, &action, &previous_term_);
+  }
+  ~InterruptSignals() {
+    sigaction(SIGINT, &previous_int_, nullptr);
+    sigaction(SIGTERM, &previous_term_, nullptr);
+  }
+  InterruptSignals(const InterruptSignals&) = delete;
+  InterruptSignals& operator=(const InterruptSignals&) = delete;
+
+private:
+  struct sigaction previous_int_ {};
+  struct sigaction previous_term_ {};
+};
+
+// A progress line on stderr once a run has taken two seconds, refreshed every second (docs/user-guide.md); and
+// the check, as often, for a signal that asks the run to stop.
 struct Progress {
   std::ostream& err;
   sim::Time duration;
+  bool quiet = false;
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   double next_print_s = 2.0;
   bool printed = false;
 
-  static void hook(void* context, const sim::Simulator& sim) { static_cast<Progress*>(context)->update(sim); }
+  static bool hook(void* context, const sim::Simulator& sim) {
+    if (interrupt_signal != 0)
+      return false;
+    static_cast<Progress*>(context)->update(sim);
+    return true;
+  }
   void update(const sim::Simulator& sim) {
+    if (quiet)
+      return;
     const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (wall_s < next_print_s)
       return;
@@ -173,12 +223,14 @@ void print_fabric_table(std::ostream& out, const sim::ReportJson& report, const 
   const sim::ReportJson& r = report["results"];
   const double wall_s = performance["wall_time_s"].get<double>();
   char line[240];
+  const char* cut = report.contains("partial")  ? " (interrupted: partial results)"
+                    : r["finished"].get<bool>() ? ""
+                                                : " (stopped at duration_us)";
   std::snprintf(line, sizeof line,
                 "simulated %.3f us%s; %llu events in %.2f s wall (%.2f M events/s), peak RSS %.0f MiB\n"
                 "config digest %s\n",
-                r["simulated_time_us"].get<double>(), r["finished"].get<bool>() ? "" : " (stopped at duration_us)",
-                static_cast<unsigned long long>(result.events_dispatched), wall_s,
-                static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9) / 1e6,
+                r["simulated_time_us"].get<double>(), cut, static_cast<unsigned long long>(result.events_dispatched),
+                wall_s, static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9) / 1e6,
                 performance["peak_rss_mib"].get<double>(), report["config_digest"].get<std::string>().c_str());
   out << line;
 }
@@ -232,6 +284,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   if (!sim::parse_report_format(format_text, format))
     throw UsageError{"--format expects table, json or csv, got '" + format_text + "'"};
   const Scenario scenario = load_from(parsed, "run");
+  const ib::scenario::MemoryEstimate estimate = check_memory_budget(scenario);
   const bool fabric = scenario.workload == WorkloadType::fabric;
   if (!fabric && parsed.values.count("trace"))
     throw UsageError{"--trace needs a fabric scenario (one with workloads); this one runs phold"};
@@ -241,23 +294,36 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
     check_writable_file(out_path, "--out");
   std::unique_ptr<sim::Tracer> tracer;
   sim::TraceFilter filter = trace_filter(parsed);
+  // QP numbers run from 2 on each HCA, up to the most QPs the workloads make on one host: others match nothing.
+  for (const std::uint32_t qpn : filter.qpns)
+    if (qpn < 2 || qpn > 1 + estimate.max_qps_per_host)
+      throw sim::InputError("--trace-qp", "",
+                            "the number of a QP of this run: 2 to " + std::to_string(1 + estimate.max_qps_per_host) +
+                                " (QP numbers start at 2 on each HCA; its workloads make at most " +
+                                std::to_string(estimate.max_qps_per_host) + " on a host)",
+                            std::to_string(qpn));
   if (parsed.values.count("trace"))
     tracer = std::make_unique<sim::Tracer>(parsed.values["trace"].as<std::string>(), std::move(filter));
 
   const bool quiet = parsed.values.count("quiet") > 0;
-  Progress progress{err, scenario.duration};
+  Progress progress{err, scenario.duration, quiet};
   RunOptions run_options;
-  run_options.progress_hook = quiet ? nullptr : &Progress::hook;
+  run_options.progress_hook = &Progress::hook; // also when quiet: it checks for SIGINT and SIGTERM
   run_options.progress_context = &progress;
   run_options.tracer = tracer.get();
   run_options.warnings = &err;
   const auto started = std::chrono::steady_clock::now();
   RunResult result;
-  try {
-    result = ib::scenario::run(scenario, run_options);
-  } catch (...) {
-    progress.finish();
-    throw;
+  int stopped_by = 0; // the signal that interrupted the run (or came after it finished), else 0
+  {
+    const InterruptSignals signals;
+    try {
+      result = ib::scenario::run(scenario, run_options);
+    } catch (...) {
+      progress.finish();
+      throw;
+    }
+    stopped_by = interrupt_signal;
   }
   progress.finish();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -267,6 +333,8 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   performance["kernel_events_per_second"] = static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9);
   performance["peak_rss_mib"] = static_cast<double>(sim::peak_rss_bytes()) / (1024.0 * 1024.0);
   sim::ReportJson report = result.report;
+  if (result.partial)
+    report["partial_reason"] = std::string("interrupted by ") + (stopped_by == SIGINT ? "SIGINT" : "SIGTERM");
   if (parsed.values.count("timing"))
     report["performance"] = performance;
   // Results reach stdout before any file, so a failed write (exit 2) still shows them.
@@ -276,6 +344,21 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
     tracer->finish();
   if (!out_path.empty())
     write_file_atomically(out_path, sim::report_to_json(report));
+  // With the results kept: a traced QP number that no HCA of the run gave left nothing in the trace.
+  if (tracer && !result.partial)
+    for (const std::uint32_t qpn : tracer->filter().qpns)
+      if (qpn > result.max_qpn)
+        throw sim::InputError("--trace-qp", "",
+                              "the number of a QP the run made (2 to " + std::to_string(result.max_qpn) +
+                                  "): nothing of QP " + std::to_string(qpn) + " is in the trace",
+                              std::to_string(qpn));
+  if (stopped_by != 0) {
+    err << "ibnetsim: " << (stopped_by == SIGINT ? "SIGINT" : "SIGTERM")
+        << (result.partial ? ": the run was interrupted; its partial results are reported"
+                           : " after the run had finished; its results are complete")
+        << (out_path.empty() ? "" : " (" + out_path + ")") << "\n";
+    return 128 + stopped_by; // as a shell reports a process the signal ended
+  }
   return sim::exit_ok;
 }
 
@@ -289,6 +372,7 @@ int command_validate(const std::vector<std::string>& args, std::ostream& out, st
     return sim::exit_ok;
   }
   const Scenario scenario = load_from(parsed, "validate");
+  check_memory_budget(scenario);
   // The digest a run of it would report; computing it checks the fabric, so nothing is printed before.
   std::vector<std::string> warnings;
   const std::string digest = ib::scenario::config_digest(scenario, &warnings);

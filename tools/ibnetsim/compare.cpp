@@ -463,13 +463,13 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
       "postlist, unsignaled (default: those the workloads have)")(
       "variant", po::value<std::vector<std::string>>()->composing(),
       "a named variant: NAME:/json/pointer=value[;/json/pointer=value...], against the scenario as it is "
-      "(repeatable; instead of --features)")("inline-size", po::value<std::uint32_t>()->default_value(220),
+      "(repeatable; instead of --features)")("inline-size", po::value<std::string>()->default_value("220"),
                                              "inline: inline_size_bytes when on")(
-      "postlist", po::value<std::uint32_t>()->default_value(16), "postlist: WRs per post when on")(
-      "unsignaled", po::value<std::uint32_t>()->default_value(16), "unsignaled: one completion per this many WRs")(
+      "postlist", po::value<std::string>()->default_value("16"), "postlist: WRs per post when on")(
+      "unsignaled", po::value<std::string>()->default_value("16"), "unsignaled: one completion per this many WRs")(
       "set", po::value<std::vector<std::string>>()->composing(),
-      "override the scenario for every variant")("seed", po::value<std::uint64_t>(), "override the scenario's seed")(
-      "jobs,j", po::value<unsigned>(), "variants run at once (default: the machine's cores)")(
+      "override the scenario for every variant")("seed", po::value<std::string>(), "override the scenario's seed")(
+      "jobs,j", po::value<std::string>(), "variants run at once (default: the machine's cores)")(
       "out", po::value<std::string>(), "keep each variant's JSON report in DIR/VARIANT.json")(
       "format", po::value<std::string>()->default_value("table"),
       "stdout: table, json or csv")("quiet,q", "no progress on stderr");
@@ -487,7 +487,7 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
   const std::vector<std::string> fixed =
       v.count("set") ? v["set"].as<std::vector<std::string>>() : std::vector<std::string>{};
   const std::optional<std::uint64_t> seed =
-      v.count("seed") ? std::optional<std::uint64_t>(v["seed"].as<std::uint64_t>()) : std::nullopt;
+      v.count("seed") ? std::optional<std::uint64_t>(unsigned_option(v, "seed", 0, UINT64_MAX)) : std::nullopt;
   const Scenario scenario = load_scenario(parsed.positional[0], fixed, seed);
   if (scenario.workload != WorkloadType::fabric)
     throw UsageError{"compare needs a fabric scenario (one with workloads)"};
@@ -496,11 +496,11 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
     configs.push_back(w->config());
 
   Settings settings;
-  settings.inline_size_bytes = v["inline-size"].as<std::uint32_t>();
-  settings.postlist = v["postlist"].as<std::uint32_t>();
-  settings.signal_every = v["unsignaled"].as<std::uint32_t>();
-  if (settings.postlist < 2 || settings.signal_every < 2)
-    throw UsageError{"--postlist and --unsignaled expect 2 or more"};
+  settings.inline_size_bytes = static_cast<std::uint32_t>(unsigned_option(v, "inline-size", 0, 4096));
+  settings.postlist = static_cast<std::uint32_t>(unsigned_option(v, "postlist", 2, 16384));
+  settings.signal_every = static_cast<std::uint32_t>(unsigned_option(v, "unsignaled", 2, 16384));
+  const auto parallel =
+      v.count("jobs") ? static_cast<unsigned>(unsigned_option(v, "jobs", 1, 65536)) : default_parallelism();
 
   std::vector<Feature> features;
   std::vector<Variant> variants;
@@ -528,13 +528,25 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
     }
     variants = feature_variants(features, configs, settings);
   }
-  // Every variant must be a valid scenario before anything runs, checked as `validate` checks it (its fabric and
-  // the hosts its workloads name included), so a bad variant fails now rather than after the others ran.
+  // Every variant must be a valid scenario before anything runs, checked as `validate` checks it (its memory
+  // budget, its fabric and the hosts its workloads name included), so a bad variant fails now rather than after the
+  // others ran.
   for (Variant& variant : variants) {
+    std::vector<Origin> origins;
+    for (const std::string& o : fixed)
+      origins.push_back({"--set", o.substr(0, o.find('='))});
+    for (const std::string& o : variant.overrides)
+      origins.push_back({v.count("variant") ? "--variant" : "--features", o.substr(0, o.find('='))});
     std::vector<std::string> all = fixed;
     all.insert(all.end(), variant.overrides.begin(), variant.overrides.end());
     variant.overrides = all;
-    (void)ib::scenario::config_digest(load_scenario(scenario.file, variant.overrides, seed));
+    try {
+      const Scenario checked = load_scenario(scenario.file, variant.overrides, seed);
+      check_memory_budget(checked);
+      (void)ib::scenario::config_digest(checked);
+    } catch (const sim::InputError& e) {
+      blame_override(e, scenario.file, variant.overrides, origins, "variant " + variant.name);
+    }
   }
 
   const bool keep = v.count("out") > 0;
@@ -557,15 +569,12 @@ int command_compare(const std::vector<std::string>& args, std::ostream& out, std
   }
   const bool quiet = v.count("quiet") > 0;
   std::size_t finished = 0;
-  run_points(scenario.file, seed, jobs,
-             v.count("jobs") ? std::max(1u, v["jobs"].as<unsigned>()) : default_parallelism(),
-             [&](const PointJob& job) {
-               ++finished;
-               if (!quiet)
-                 err << "[compare] " << finished << "/" << jobs.size() << " "
-                     << fs::path(job.report_path).stem().string() << ": "
-                     << (job.exit_code == 0 ? "ok" : "FAILED: " + job.error) << "\n";
-             });
+  run_points(scenario.file, seed, jobs, parallel, [&](const PointJob& job) {
+    ++finished;
+    if (!quiet)
+      err << "[compare] " << finished << "/" << jobs.size() << " " << fs::path(job.report_path).stem().string() << ": "
+          << (job.exit_code == 0 ? "ok" : "FAILED: " + job.error) << "\n";
+  });
   std::string failures;
   int worst = sim::exit_ok;
   for (Variant& variant : variants) {

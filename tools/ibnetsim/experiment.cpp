@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "sim/errors.h"
+#include "tools/ibnetsim/options.h"
 
 extern char** environ;
 
@@ -46,6 +47,9 @@ pid_t spawn_run(const std::string& exe, const std::string& scenario, std::option
     args.push_back("--seed");
     args.push_back(std::to_string(*seed));
   }
+  // The limit the sweep checked every point against, rather than what memory is free when each run starts (less,
+  // with the other points running).
+  args.insert(args.end(), {"--max-memory", std::to_string(memory_limit().bytes)});
   args.insert(args.end(), {"--quiet", "--out", job.report_path + ".partial"});
   std::vector<char*> argv;
   for (std::string& a : args)
@@ -95,8 +99,20 @@ private:
   struct sigaction previous_term_ {};
 };
 
-/// Stops every running child with SIGTERM, waits for them, removes their partial reports, then ends this process
-/// by the same signal it received (exit status 128 + signal, as shells report it).
+/// Whether the report at `path` is a whole run's: it parses and is not marked "partial" (an interrupted run's).
+bool complete_report(const std::string& path) {
+  std::ifstream file(path);
+  try {
+    const nlohmann::json report = nlohmann::json::parse(file);
+    return report.is_object() && report.contains("results") && !report.contains("partial");
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+/// Stops every running child with SIGTERM, waits for them, removes their partial reports (keeping the report of a
+/// run that had finished before the signal came), then ends this process by the same signal it received (exit
+/// status 128 + signal, as shells report it).
 [[noreturn]] void stop_children(const std::map<pid_t, PointJob*>& running, int signal) {
   for (const auto& [pid, job] : running)
     ::kill(pid, SIGTERM);
@@ -105,7 +121,11 @@ private:
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     std::error_code ignored;
-    std::filesystem::remove(job->report_path + ".partial", ignored);
+    const std::string written = job->report_path + ".partial"; // the child's --out
+    if (complete_report(written))
+      std::filesystem::rename(written, job->report_path, ignored);
+    std::filesystem::remove(written, ignored);
+    std::filesystem::remove(written + ".partial", ignored); // the child's own temporary, if it died writing
   }
   std::signal(signal, SIG_DFL);
   std::raise(signal);
@@ -125,6 +145,24 @@ void flatten(const nlohmann::ordered_json& value, const std::string& name, Metri
 }
 
 } // namespace
+
+void blame_override(const sim::InputError& error, const std::string& scenario_file,
+                    const std::vector<std::string>& overrides, const std::vector<Origin>& origins,
+                    const std::string& what) {
+  // The error is about the scenario document (or the override's own path, "--set"); the last override whose pointer
+  // is the error's, or lies above or below it, set what it is about.
+  const std::string& at = error.json_pointer();
+  if (error.file() == scenario_file || error.file() == "--set")
+    for (std::size_t k = overrides.size(); k-- > 0 && k < origins.size();) {
+      const std::string pointer = overrides[k].substr(0, overrides[k].find('='));
+      const bool related =
+          !at.empty() && (at == pointer || at.starts_with(pointer + "/") || pointer.starts_with(at + "/"));
+      if (related)
+        throw sim::InputError(origins[k].file, origins[k].pointer, error.expected(),
+                              error.got() + " (" + what + ": " + scenario_file + ":" + (at.empty() ? "/" : at) + ")");
+    }
+  throw error;
+}
 
 std::string self_executable() {
   std::error_code error;

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/errors.h"
+
 namespace cli {
 
 /// One run of the scenario with its overrides: what `ibnetsim run SCENARIO --set ... --out report` does.
@@ -22,6 +24,21 @@ struct PointJob {
   int exit_code = -1;                 ///< after run_points: the process's exit code (128 + signal if killed)
   std::string error;                  ///< after run_points: the first line of the log when the run failed
 };
+
+/// Where an override of a sweep point or compare variant came from, for errors: a sweep file and the JSON pointer of
+/// the value there, or a command-line option ("--set", "--sweep") and the scenario pointer it sets.
+struct Origin {
+  std::string file;
+  std::string pointer;
+};
+
+/// Rethrows `error`, met checking a point or variant (`what`: "point 3") of `scenario_file` with `overrides` applied,
+/// as the fault of the override that set what the error is about, if one did: at that override's origin (an entry of
+/// `origins`, which parallels `overrides`), with the scenario's file and pointer after it. Otherwise rethrows
+/// `error` unchanged: the scenario itself is at fault.
+[[noreturn]] void blame_override(const sim::InputError& error, const std::string& scenario_file,
+                                 const std::vector<std::string>& overrides, const std::vector<Origin>& origins,
+                                 const std::string& what);
 
 /// The ibnetsim executable running now (/proc/self/exe), so children run exactly this build.
 std::string self_executable();

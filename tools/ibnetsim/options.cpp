@@ -1,7 +1,11 @@
 #include "tools/ibnetsim/options.h"
 
+#include <cctype>
+#include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "sim/data_dir.h"
 
@@ -38,12 +42,91 @@ Parsed parse_or_throw(const std::vector<std::string>& args, const po::options_de
   return parsed;
 }
 
+std::uint64_t unsigned_option(const po::variables_map& values, const std::string& option, std::uint64_t min,
+                              std::uint64_t max) {
+  const std::string text = values[option].as<std::string>();
+  std::uint64_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size() || value < min || value > max)
+    throw UsageError{"--" + option + " expects an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                     "], got '" + text + "'"};
+  return value;
+}
+
+namespace {
+
+/// --max-memory of the command running now, if it gave one.
+std::optional<std::uint64_t> max_memory_option;
+
+std::uint64_t memory_size_or_throw(const std::string& text) {
+  const std::optional<std::uint64_t> bytes = parse_memory_size(text);
+  if (!bytes)
+    throw UsageError{"--max-memory expects a size such as 512M, 8G or 1T (powers of 1024), got '" + text + "'"};
+  return *bytes;
+}
+
+} // namespace
+
+std::optional<std::uint64_t> parse_memory_size(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end == text.c_str() || !(value > 0))
+    return std::nullopt;
+  std::string unit(end);
+  for (char& c : unit)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  if (unit.ends_with("IB"))
+    unit.erase(unit.size() - 2);
+  else if (unit.ends_with("B"))
+    unit.erase(unit.size() - 1);
+  static const std::string units = "KMGTP";
+  double bytes = value;
+  if (!unit.empty()) {
+    const std::size_t power = units.find(unit);
+    if (unit.size() != 1 || power == std::string::npos)
+      return std::nullopt;
+    bytes *= std::pow(1024.0, static_cast<double>(power + 1));
+  }
+  if (bytes < 1 || bytes > 1.8e19)
+    return std::nullopt;
+  return static_cast<std::uint64_t>(bytes);
+}
+
+MemoryLimit memory_limit() {
+  if (max_memory_option)
+    return {*max_memory_option, "--max-memory"};
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:")
+      return {kib * 1024, "the machine's available memory; --max-memory SIZE sets the limit"};
+  return {UINT64_MAX, "no limit: the machine's available memory is unknown"};
+}
+
+ib::scenario::MemoryEstimate check_memory_budget(const ib::scenario::Scenario& scenario) {
+  const ib::scenario::MemoryEstimate estimate = ib::scenario::estimate_memory(scenario);
+  const MemoryLimit limit = memory_limit();
+  ib::scenario::check_memory(scenario, estimate, limit.bytes, limit.source);
+  return estimate;
+}
+
 GlobalOptions take_global_options(std::vector<std::string>& args) {
   GlobalOptions options;
   constexpr std::string_view data_dir = "--data-dir";
+  constexpr std::string_view max_memory = "--max-memory";
   for (std::size_t i = 0; i < args.size();) {
     const std::string& arg = args[i];
-    if (arg == data_dir) {
+    if (arg == max_memory) {
+      if (i + 1 >= args.size())
+        throw UsageError{"--max-memory needs a size: --max-memory SIZE (such as 512M, 8G)"};
+      options.max_memory_bytes = memory_size_or_throw(args[i + 1]);
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i), args.begin() + static_cast<std::ptrdiff_t>(i) + 2);
+    } else if (arg.starts_with(std::string(max_memory) + "=")) {
+      options.max_memory_bytes = memory_size_or_throw(arg.substr(max_memory.size() + 1));
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i));
+    } else if (arg == data_dir) {
       if (i + 1 >= args.size() || args[i + 1].empty())
         throw UsageError{"--data-dir needs a directory: --data-dir DIR"};
       options.data_dir = args[i + 1];
@@ -61,6 +144,9 @@ GlobalOptions take_global_options(std::vector<std::string>& args) {
 }
 
 GlobalOptionsScope::GlobalOptionsScope(const GlobalOptions& options) {
+  previous_max_memory_ = max_memory_option;
+  if (options.max_memory_bytes)
+    max_memory_option = options.max_memory_bytes;
   if (!options.data_dir)
     return;
   applied_ = true;
@@ -74,6 +160,7 @@ GlobalOptionsScope::GlobalOptionsScope(const GlobalOptions& options) {
 }
 
 GlobalOptionsScope::~GlobalOptionsScope() {
+  max_memory_option = previous_max_memory_;
   if (!applied_)
     return;
   sim::set_data_directory(previous_option_);

@@ -88,6 +88,7 @@ struct Parameter {
   std::string name;
   std::string pointer;
   std::vector<nlohmann::json> values;
+  std::vector<Origin> origins; ///< where each value was given
 };
 
 Parameter read_parameter(sim::JsonObjectReader& r) {
@@ -102,6 +103,8 @@ Parameter read_parameter(sim::JsonObjectReader& r) {
                           values ? "both" : "neither");
   if (values) {
     p.values.assign(values->begin(), values->end());
+    for (std::size_t i = 0; i < p.values.size(); ++i)
+      p.origins.push_back({r.file(), sim::json_pointer_append(r.pointer_to("values"), i)});
   } else {
     const double from = range->required_double("from", -1e18, 1e18);
     const double to = range->required_double("to", -1e18, 1e18);
@@ -112,6 +115,7 @@ Parameter read_parameter(sim::JsonObjectReader& r) {
                             step ? "both" : "neither");
     range->finish();
     p.values = range_values(from, to, step, factor, r.file(), r.pointer_to("range"));
+    p.origins.assign(p.values.size(), {r.file(), r.pointer_to("range")});
   }
   r.finish();
   return p;
@@ -134,17 +138,19 @@ SweepAxis parameters_axis(const std::vector<Parameter>& parameters, const std::s
     for (const Parameter& p : parameters) {
       row.values.push_back(p.values[i]);
       row.overrides.push_back(override_text(p.pointer, p.values[i]));
+      row.origins.push_back(p.origins[i]);
     }
     axis.rows.push_back(std::move(row));
   }
   return axis;
 }
 
-std::vector<std::string> read_overrides(sim::JsonObjectReader& set) {
+std::vector<std::string> read_overrides(sim::JsonObjectReader& set, std::vector<Origin>& origins) {
   std::vector<std::string> overrides;
   for (const auto& [pointer, value] : set.value().items()) {
     check_pointer(set.file(), set.pointer_to(pointer), pointer);
     overrides.push_back(override_text(pointer, value));
+    origins.push_back({set.file(), set.pointer_to(pointer)});
     set.skip(pointer);
   }
   return overrides;
@@ -175,7 +181,7 @@ SweepAxis read_axis(const sim::JsonDocument& doc, const nlohmann::json& value, c
         throw sim::InputError(doc.file, v.pointer_to("name"), "a name no other variant has", "\"" + name + "\"");
       row.values.push_back(name);
       if (auto set = v.optional_object("set"))
-        row.overrides = read_overrides(*set);
+        row.overrides = read_overrides(*set, row.origins);
       v.finish();
       axis.rows.push_back(std::move(row));
     }
@@ -276,9 +282,57 @@ std::string point_stem(const std::string& dir, std::size_t index) {
   return dir + "/points/" + name;
 }
 
-/// Writes DIR/results.csv from every point's report; returns the number of points without one.
+/// Where the sweep's metrics were given, for errors about them: the sweep file at /metrics/i, or --metric.
+struct MetricSource {
+  std::string file; ///< the sweep file, or "--metric"
+  bool in_file = false;
+  std::string pointer(std::size_t i) const { return in_file ? sim::json_pointer_append("/metrics", i) : ""; }
+};
+
+/// Each metric must be able to name a value of the points' reports: a JSON pointer into one of a report's sections,
+/// or, for a fabric, "WORKLOAD.key" of a workload the scenario has (in some point), "pcie.key" or
+/// "simulated_time_us". What lies below is known once points have run: metrics_found_nowhere() checks that.
+void check_metric_names(const Sweep& sweep, const std::set<std::string>& workloads, bool fabric,
+                        const MetricSource& source) {
+  static const std::set<std::string> sections = {"ibnetsim", "scenario", "config", "config_digest", "results"};
+  std::string names;
+  for (const std::string& w : workloads)
+    names += (names.empty() ? "" : ", ") + w;
+  for (std::size_t i = 0; i < sweep.metrics.size(); ++i) {
+    const std::string& m = sweep.metrics[i];
+    bool ok = false;
+    if (m.starts_with("/")) {
+      try {
+        (void)nlohmann::json::json_pointer(m);
+        const std::string section =
+            m.substr(1, m.find('/', 1) == std::string::npos ? std::string::npos : m.find('/', 1) - 1);
+        ok = sections.contains(section);
+      } catch (const nlohmann::json::exception&) {
+      }
+      if (!ok)
+        throw sim::InputError(source.file, source.pointer(i),
+                              "a JSON pointer into a report: /results/..., /config/..., /scenario/..., "
+                              "/config_digest or /ibnetsim",
+                              "\"" + m + "\"");
+      continue;
+    }
+    if (!fabric)
+      continue; // a phold report's figures are flat: known once points have run
+    ok = m == "simulated_time_us" || m.starts_with("pcie.");
+    for (const std::string& w : workloads)
+      ok = ok || (m.starts_with(w + ".") && m.size() > w.size() + 1);
+    if (!ok)
+      throw sim::InputError(source.file, source.pointer(i),
+                            "a metric WORKLOAD.key of a workload of the scenario (" + names +
+                                "), pcie.key, simulated_time_us, or a JSON pointer into the report",
+                            "\"" + m + "\"");
+  }
+}
+
+/// Writes DIR/results.csv from every point's report; returns the number of points without one. `unmatched` gets
+/// the indices of the sweep's metrics that named no value in any point's report (when some point has one).
 std::size_t write_csv(const Sweep& sweep, const std::vector<SweepPoint>& points, const std::string& dir,
-                      const std::vector<PointJob>& jobs) {
+                      const std::vector<PointJob>& jobs, std::vector<std::size_t>& unmatched) {
   std::vector<nlohmann::ordered_json> reports(points.size());
   std::vector<std::string> metric_columns = sweep.metrics;
   std::set<std::string> known(metric_columns.begin(), metric_columns.end());
@@ -304,23 +358,31 @@ std::size_t write_csv(const Sweep& sweep, const std::vector<SweepPoint>& points,
   for (const std::string& m : metric_columns)
     csv << "," << csv_field(m);
   csv << ",error\n";
+  std::vector<bool> matched(metric_columns.size(), false);
+  bool any_report = false;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const bool ok = !reports[i].is_null();
+    any_report |= ok;
     std::string status = "ok";
     if (!ok)
       status = jobs[i].exit_code > 0 ? "failed (exit " + std::to_string(jobs[i].exit_code) + ")" : "not run";
     csv << i << "," << csv_field(status);
     for (const nlohmann::json& v : points[i].values)
       csv << "," << csv_field(cell_text(v));
-    for (const std::string& m : metric_columns) {
+    for (std::size_t c = 0; c < metric_columns.size(); ++c) {
       csv << ",";
       if (ok)
-        if (const auto v = find_metric(reports[i], metrics[i], m))
+        if (const auto v = find_metric(reports[i], metrics[i], metric_columns[c])) {
           csv << csv_field(cell_text(*v));
+          matched[c] = true;
+        }
     }
     csv << "," << csv_field(ok ? "" : jobs[i].error) << "\n";
   }
   write_file_atomically(dir + "/results.csv", csv.str());
+  for (std::size_t c = 0; c < sweep.metrics.size(); ++c)
+    if (any_report && !matched[c])
+      unmatched.push_back(c);
   return missing;
 }
 
@@ -407,7 +469,7 @@ Sweep read_sweep(const sim::JsonDocument& doc) {
                           "\"" + scenario + "\", " + (error ? error.message() : "which does not exist"));
   sweep.seed = top.optional_uint("seed", 0, UINT64_MAX);
   if (auto set = top.optional_object("set"))
-    sweep.fixed = read_overrides(*set);
+    sweep.fixed = read_overrides(*set, sweep.fixed_origins);
   const nlohmann::json& axes = top.required_array("axes", 1, 32);
   for (std::size_t i = 0; i < axes.size(); ++i)
     sweep.axes.push_back(read_axis(doc, axes[i], sim::json_pointer_append("/axes", i)));
@@ -500,6 +562,7 @@ std::vector<nlohmann::json> parse_value_list(const std::string& text, const std:
 std::vector<SweepPoint> expand(const Sweep& sweep) {
   std::vector<SweepPoint> points(1);
   points.front().overrides = sweep.fixed;
+  points.front().origins = sweep.fixed_origins;
   for (const SweepAxis& axis : sweep.axes) {
     std::vector<SweepPoint> next;
     next.reserve(points.size() * axis.rows.size());
@@ -508,6 +571,7 @@ std::vector<SweepPoint> expand(const Sweep& sweep) {
         SweepPoint q = p;
         q.values.insert(q.values.end(), row.values.begin(), row.values.end());
         q.overrides.insert(q.overrides.end(), row.overrides.begin(), row.overrides.end());
+        q.origins.insert(q.origins.end(), row.origins.begin(), row.origins.end());
         next.push_back(std::move(q));
       }
     points = std::move(next);
@@ -578,14 +642,14 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
       "zip", po::value<std::vector<std::string>>()->composing(),
       "a parameter that varies together with the other --zip ones (one axis; as many values each)")(
       "set", po::value<std::vector<std::string>>()->composing(), "a fixed override for every point (repeatable)")(
-      "seed", po::value<std::uint64_t>(), "override the scenario's seed")(
+      "seed", po::value<std::string>(), "override the scenario's seed")(
       "metric", po::value<std::vector<std::string>>()->composing(),
       "a CSV metric column: a name as an unfiltered sweep's CSV shows it, or a /json/pointer into the report "
       "(repeatable; default: every scalar figure)")("name", po::value<std::string>(),
                                                     "the sweep's name (default: the scenario's)")(
       "out", po::value<std::string>(), "output directory (default: ./NAME.sweep)")(
-      "jobs,j", po::value<unsigned>(), "points run at once (default: the machine's cores)")(
-      "point", po::value<std::size_t>(), "run only this point (0-based), as a Slurm array task does; no CSV")(
+      "jobs,j", po::value<std::string>(), "points run at once (default: the machine's cores)")(
+      "point", po::value<std::string>(), "run only this point (0-based), as a Slurm array task does; no CSV")(
       "emit-slurm", po::value<std::string>(), "write a Slurm array job running the points to FILE, and stop")(
       "restart", "forget finished points (a sweep otherwise resumes, running only the points not yet done)")(
       "quiet,q", "no progress on stderr");
@@ -618,13 +682,19 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
         value = text;
       sweep.fixed.push_back(override_text(assignment.substr(0, equals), value));
     }
+    for (const std::string& o : sweep.fixed)
+      sweep.fixed_origins.push_back({"--set", o.substr(0, o.find('='))});
     const auto parameter = [](const std::string& assignment, const char* option) {
       const std::size_t equals = assignment.find('=');
       if (equals == std::string::npos || !assignment.starts_with("/"))
         throw UsageError{std::string("--") + option + " expects /json/pointer=v1,v2,..., got '" + assignment + "'"};
-      return Parameter{"", assignment.substr(0, equals),
-                       parse_value_list(assignment.substr(equals + 1),
-                                        std::string("--") + option + " " + assignment.substr(0, equals))};
+      Parameter p{"",
+                  assignment.substr(0, equals),
+                  parse_value_list(assignment.substr(equals + 1),
+                                   std::string("--") + option + " " + assignment.substr(0, equals)),
+                  {}};
+      p.origins.assign(p.values.size(), {std::string("--") + option, p.pointer});
+      return p;
     };
     for (const std::string& s : strings("sweep")) {
       std::vector<Parameter> one = {parameter(s, "sweep")};
@@ -645,29 +715,51 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     sweep = read_sweep_file(parsed.positional[0]);
   }
   if (v.count("seed"))
-    sweep.seed = v["seed"].as<std::uint64_t>();
+    sweep.seed = unsigned_option(v, "seed", 0, UINT64_MAX);
+  // A Slurm array task runs one point (--point): only_point, valid when one_point.
+  const bool one_point = v.count("point") > 0;
+  const std::size_t only_point = one_point ? unsigned_option(v, "point", 0, max_points - 1) : 0;
+  const auto parallel =
+      v.count("jobs") ? static_cast<unsigned>(unsigned_option(v, "jobs", 1, 65536)) : default_parallelism();
 
   const std::vector<SweepPoint> points = expand(sweep);
   if (points.size() > max_points)
     throw UsageError{"a sweep of at most " + std::to_string(max_points) + " points; this one has " +
                      std::to_string(points.size())};
+  if (one_point && only_point >= points.size()) // before anything is written
+    throw UsageError{"--point " + std::to_string(only_point) + ": the sweep has points 0.." +
+                     std::to_string(points.size() - 1)};
   // Every point must be a valid scenario before anything runs or a Slurm script is written, checked as `validate`
-  // checks it (its fabric and the hosts its workloads name included): bad values fail here, all at once, with
+  // checks it (its memory budget, its fabric and the hosts its workloads name included): bad values fail here, with
   // exit 2. The digest each point's run will report comes with it, for resuming. A Slurm task (--point) checks its
   // own point only: the sweep that emitted the array checked them all.
   std::vector<std::string> digests(points.size());
+  std::set<std::string> workload_names;
+  bool fabric = false;
   for (std::size_t i = 0; i < points.size(); ++i) {
-    const Scenario scenario = load_scenario(sweep.scenario, points[i].overrides, sweep.seed);
-    if (!v.count("point") || v["point"].as<std::size_t>() == i)
-      digests[i] = ib::scenario::config_digest(scenario);
+    try {
+      const Scenario scenario = load_scenario(sweep.scenario, points[i].overrides, sweep.seed);
+      fabric = scenario.workload == ib::scenario::WorkloadType::fabric;
+      for (const auto& w : scenario.fabric.workloads)
+        workload_names.insert(w->name());
+      if (!one_point || only_point == i) {
+        check_memory_budget(scenario);
+        digests[i] = ib::scenario::config_digest(scenario);
+      }
+    } catch (const sim::InputError& e) {
+      // A value the sweep gave the scenario is at fault where the sweep gave it, not in the scenario file.
+      blame_override(e, sweep.scenario, points[i].overrides, points[i].origins, "point " + std::to_string(i));
+    }
   }
+  const MetricSource metric_source{from_command_line ? "--metric" : parsed.positional[0], !from_command_line};
+  check_metric_names(sweep, workload_names, fabric, metric_source);
 
   const std::string dir =
       fs::absolute(v.count("out") ? v["out"].as<std::string>() : sweep.name + ".sweep").lexically_normal().string();
   make_output_directory(dir + "/points", "--out");
   // One sweep at a time in a directory, or else both would run every point and race on their reports; the tasks
   // of a Slurm array (--point) each write their own point, so they share it.
-  const DirectoryLock lock(dir, !v.count("point"), "sweep");
+  const DirectoryLock lock(dir, !one_point, "sweep");
   // The manifest: what this directory's points are. A different sweep in the same directory would mix results.
   nlohmann::ordered_json manifest;
   manifest["scenario"] = sweep.scenario;
@@ -707,7 +799,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     jobs[i].overrides = points[i].overrides;
     jobs[i].report_path = point_stem(dir, i) + ".json";
     jobs[i].log_path = point_stem(dir, i) + ".log";
-    if (v.count("point") && v["point"].as<std::size_t>() != i)
+    if (one_point && only_point != i)
       continue;
     if (fs::exists(jobs[i].report_path)) {
       // Done, unless what it was run from has changed since: a topology file or a hardware profile the scenario
@@ -724,12 +816,8 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     }
     to_run.push_back(&jobs[i]);
   }
-  if (v.count("point") && v["point"].as<std::size_t>() >= points.size())
-    throw UsageError{"--point " + std::to_string(v["point"].as<std::size_t>()) + ": the sweep has points 0.." +
-                     std::to_string(points.size() - 1)};
 
   const bool quiet = v.count("quiet") > 0;
-  const unsigned parallel = v.count("jobs") ? std::max(1u, v["jobs"].as<unsigned>()) : default_parallelism();
   const auto started = std::chrono::steady_clock::now();
   std::size_t finished = 0, failed = 0;
   const std::size_t peak = run_points(sweep.scenario, sweep.seed, to_run, parallel, [&](const PointJob& job) {
@@ -749,10 +837,11 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
         << (job.exit_code == 0 ? "ok" : "FAILED (exit " + std::to_string(job.exit_code) + "): " + job.error) << "\n";
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (v.count("point"))
+  if (one_point)
     return sweep_exit_code(jobs);
 
-  const std::size_t missing = write_csv(sweep, points, dir, jobs);
+  std::vector<std::size_t> unmatched;
+  const std::size_t missing = write_csv(sweep, points, dir, jobs, unmatched);
   char line[200];
   std::snprintf(line, sizeof line,
                 "%zu points: %zu run (%zu failed), %zu already done; %.1f s wall, %zu at once (-j %u)\n", points.size(),
@@ -766,6 +855,16 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
       << "/points/NNNNN.json: each point's report\n";
   if (!sweep.plots.empty())
     out << "  plots: tools/plot_sweep.py " << dir << "\n";
+  // The results are written: now a metric whose column came out empty in every row is bad input, not a silent gap.
+  if (!unmatched.empty()) {
+    const std::string& m = sweep.metrics[unmatched.front()];
+    throw sim::InputError(metric_source.file, metric_source.pointer(unmatched.front()),
+                          "a metric that names a value of the points' reports, as the CSV of a sweep without "
+                          "metrics names them (" +
+                              dir + "/points/ holds the reports)",
+                          "\"" + m + "\", found in none" +
+                              (unmatched.size() > 1 ? " (nor " + std::to_string(unmatched.size() - 1) + " more)" : ""));
+  }
   return sweep_exit_code(jobs);
 }
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/json_reader.h"
+#include "tools/ibnetsim/experiment.h"
 
 namespace cli {
 
@@ -24,6 +25,7 @@ struct SweepAxis {
   struct Row {
     std::vector<nlohmann::json> values; ///< one per column
     std::vector<std::string> overrides; ///< "/json/pointer=value"
+    std::vector<Origin> origins;        ///< where each override came from, for errors
   };
   std::vector<Row> rows;
 };
@@ -38,6 +40,7 @@ struct Sweep {
   std::string description;
   std::string scenario;              ///< absolute path of the scenario file
   std::vector<std::string> fixed;    ///< overrides every point gets before its own
+  std::vector<Origin> fixed_origins; ///< where each came from
   std::optional<std::uint64_t> seed; ///< overrides the scenario's seed (a "/seed" axis varies it)
   std::vector<SweepAxis> axes;
   std::vector<std::string> metrics; ///< CSV metric columns: report_metrics() names or report pointers; empty: all
@@ -48,6 +51,7 @@ struct Sweep {
 struct SweepPoint {
   std::vector<nlohmann::json> values;
   std::vector<std::string> overrides;
+  std::vector<Origin> origins; ///< where each override came from, for errors
 };
 
 /// Reads a SWEEP.json file strictly (errors: sim::InputError with the file and JSON pointer).

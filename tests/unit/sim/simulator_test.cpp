@@ -307,6 +307,7 @@ TEST_CASE("sim::Simulator: the progress hook runs every 2^20 events and can be r
   simulator.set_progress_hook(
       [](void* context, const sim::Simulator& sim) {
         static_cast<std::vector<std::uint64_t>*>(context)->push_back(sim.events_dispatched());
+        return true;
       },
       &seen);
   simulator.schedule(sim::Time::zero(), sim::Target{1, 0}, 0);
@@ -316,4 +317,30 @@ TEST_CASE("sim::Simulator: the progress hook runs every 2^20 events and can be r
   simulator.set_progress_hook(nullptr, nullptr);
   simulator.run_until(chain, sim::Time::from_ps(static_cast<std::int64_t>(5 * interval)));
   CHECK(seen.size() == 3);
+  CHECK_FALSE(simulator.halted());
+}
+
+TEST_CASE("sim::Simulator: a progress hook that returns false halts the run for good after the current event",
+          "[sim][quick]") {
+  sim::Simulator simulator(1);
+  struct Chain {
+    sim::Simulator& sim;
+    std::uint64_t handled = 0;
+    void operator()(const sim::Event&) {
+      ++handled;
+      sim.schedule_in(sim::Time::from_ps(1), sim::Target{1, 0}, 0);
+    }
+  } chain{simulator};
+  int calls = 0;
+  simulator.set_progress_hook([](void* context, const sim::Simulator&) { return ++*static_cast<int*>(context) < 2; },
+                              &calls);
+  simulator.schedule(sim::Time::zero(), sim::Target{1, 0}, 0);
+  const std::uint64_t interval = std::uint64_t{1} << 20;
+  simulator.run_until(chain, sim::Time::max());
+  CHECK(calls == 2);
+  CHECK(simulator.halted());
+  CHECK(chain.handled == 2 * interval); // the event that met the hook was handled: nothing popped is lost
+  CHECK(simulator.pending_events() == 1);
+  simulator.run_until(chain, sim::Time::max()); // halted: nothing more runs
+  CHECK(chain.handled == 2 * interval);
 }

@@ -63,7 +63,7 @@ unsigned degree(const topo::Topology& t, NodeIndex n) {
 /// The loader accepts the generator's output and reads it back equal.
 void check_reloads(const topo::Topology& t) {
   topo::ProfileCatalog catalog;
-  const topo::Topology back = topo::read_topology(sim::JsonDocument{"gen.json", topo::to_json(t)}, catalog);
+  const topo::Topology back = topo::read_topology(sim::JsonDocument{"gen.json", topo::to_json(t), ""}, catalog);
   CHECK(back == t);
 }
 

@@ -36,7 +36,7 @@ const json base = json::parse(R"({
 
 topo::Topology read(const json& doc) {
   topo::ProfileCatalog catalog;
-  return topo::read_topology(sim::JsonDocument{"t.json", doc}, catalog);
+  return topo::read_topology(sim::JsonDocument{"t.json", doc, ""}, catalog);
 }
 
 /// The message of the InputError reading `doc` raises; "" if it reads.
