@@ -313,8 +313,8 @@ TEST_CASE("cli: params rejects a bad profile name or value with exit 2 and a cle
        "ibnetsim params: unknown profile 'no-such-switch'; profiles: connect-ib-fdr, connectx3-fdr, connectx4-edr, "
        "connectx5-edr, connectx6-hdr, copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, opensm, "
        "quantum-hdr, switch-ib2-edr, switchx2-fdr, xeon-e5-haswell"},
-       // Regression (fuzzing): a name too long for a file name ended as an internal error (filesystem_error).
-       {{"params", "switch", "--profile", std::string(5000, 'a')}, "ibnetsim params: unknown profile 'aaa"},
+      // Regression (fuzzing): a name too long for a file name ended as an internal error (filesystem_error).
+      {{"params", "switch", "--profile", std::string(5000, 'a')}, "ibnetsim params: unknown profile 'aaa"},
       {{"params", "switch", "--profile", "fibre"},
        "fibre.json:/model: expected \"switch\" (the model it is read as), got string \"cable\""},
       {{"params", "switch", "--profile", "quantum-hdr", "--set", "/bogus_ns=5"},
