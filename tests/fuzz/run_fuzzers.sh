@@ -39,8 +39,8 @@ for harness in $harnesses; do
   mkdir -p "$artifacts"
   time_args=()
   [ "$seconds" -gt 0 ] && time_args=(-max_total_time="$seconds")
-  # -timeout: one input may take at most this long (the largest fabric a fuzz build generates validates in well
-  # under a second); -max_len: the shipped seeds are at most 48 KiB.
+  # -timeout: one input may take at most this long (the largest fabric a fuzz build generates, 1,000 nodes, is
+  # routed and validated in under 5 s on a busy machine); -max_len: the shipped seeds are at most 48 KiB.
   status=0
   "$build/fuzzers/fuzz_$harness" "$build/corpus/$harness" -dict="$dict" "${time_args[@]}" -max_len=65536 -timeout=20 \
     -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="$artifacts/" "$@" >"$log" 2>&1 || status=$?
