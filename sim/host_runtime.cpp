@@ -283,7 +283,9 @@ void HostRuntime::arm_fabric_timer() {
     static_cast<Timer*>(fabric_timer_)->remove();
   }
   fabric_timer_at_ = next;
-  const double date_s = static_cast<double>(epoch_ps_ + next.ps()) * 1e-12;
+  // An instant equal to SimGrid's clock in picoseconds may convert to a double just below it, which SimGrid
+  // refuses as a date in the past.
+  const double date_s = std::max(static_cast<double>(epoch_ps_ + next.ps()) * 1e-12, sg4::Engine::get_clock());
   fabric_timer_ = Timer::set(date_s, [this] { on_fabric_timer(); });
 }
 

@@ -23,9 +23,12 @@ std::uint32_t Hca::create_cq(std::uint32_t depth, sim::Signal* signal) {
 
 std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq,
                              std::uint32_t recv_cq) {
-  if (caps.max_send_wr == 0 || caps.max_send_wr > params_.max_qp_wr || caps.max_recv_wr == 0 ||
-      caps.max_recv_wr > params_.max_qp_wr)
+  const bool own_rq = caps.srq == verbs::no_srq;
+  if (caps.max_send_wr == 0 || caps.max_send_wr > params_.max_qp_wr ||
+      (own_rq && (caps.max_recv_wr == 0 || caps.max_recv_wr > params_.max_qp_wr)))
     throw std::invalid_argument("queue depths must be 1.." + std::to_string(params_.max_qp_wr));
+  if (!own_rq && caps.srq >= srqs_.size())
+    throw std::invalid_argument("no SRQ " + std::to_string(caps.srq));
   if (caps.max_inline_data > params_.max_inline_data_bytes)
     throw std::invalid_argument("max_inline_data above the device's " + std::to_string(params_.max_inline_data_bytes) +
                                 " bytes");
@@ -50,13 +53,51 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   const std::uint32_t wqe_max = std::max(send_wqe_bytes(type, largest, block), send_wqe_bytes(type, atomic, block));
   qp.sq_bytes = caps.max_send_wr * wqe_max;
   qp.sq_address = memory_.allocate(qp.sq_bytes);
-  qp.rq_address = memory_.allocate(std::uint64_t{caps.max_recv_wr} * params_.recv_wqe_bytes);
   qp.sq.resize(caps.max_send_wr);
   qp.wqes.resize(caps.max_send_wr);
-  qp.rq.resize(caps.max_recv_wr);
+  if (own_rq) {
+    qp.rq = new_recv_queue(caps.max_recv_wr);
+    recv_queues_[qp.rq].owner = qp.index;
+  } else {
+    qp.rq = srqs_[caps.srq];
+    recv_queues_[qp.rq].attached.push_back(qp.index);
+  }
   qp.atomic_results.resize(std::max<std::uint32_t>(params_.max_qp_dest_rd_atom, 1));
+  qp.context_address = memory_.allocate(params_.qp_context_bytes);
   qps_.push_back(std::move(qp));
+  // The firmware command that creates the QP writes its context: it starts on the adapter.
+  contexts_.grow(static_cast<std::uint32_t>(qps_.size()));
+  contexts_.insert(qps_.back().index);
   return qps_.back().qpn;
+}
+
+std::uint32_t Hca::new_recv_queue(std::uint32_t depth) {
+  RecvQueue rq;
+  rq.depth = depth;
+  rq.address = memory_.allocate(std::uint64_t{depth} * params_.recv_wqe_bytes);
+  rq.ring.resize(depth);
+  rq.busy.assign(depth, 0);
+  recv_queues_.push_back(std::move(rq));
+  return static_cast<std::uint32_t>(recv_queues_.size() - 1);
+}
+
+std::uint32_t Hca::create_srq(std::uint32_t depth) {
+  if (depth == 0 || depth > params_.max_qp_wr)
+    throw std::invalid_argument("SRQ depth must be 1.." + std::to_string(params_.max_qp_wr));
+  const std::uint32_t rq = new_recv_queue(depth);
+  recv_queues_[rq].shared = true;
+  srqs_.push_back(rq);
+  return static_cast<std::uint32_t>(srqs_.size() - 1);
+}
+
+void Hca::arm_srq_limit(std::uint32_t srq, std::uint32_t limit, sim::Signal* signal) {
+  RecvQueue& rq = recv_queues_[srqs_.at(srq)];
+  rq.limit = limit;
+  rq.limit_signal = signal;
+}
+
+std::uint64_t Hca::srq_limit_events(std::uint32_t srq) const {
+  return recv_queues_[srqs_.at(srq)].limit_events;
 }
 
 verbs::QpState Hca::qp_state(std::uint32_t qpn) const {
@@ -202,15 +243,28 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
 verbs::PostResult Hca::post_recv(sim::Simulator& sim, std::uint32_t qpn, std::span<const verbs::RecvWr> wrs) {
   (void)sim;
   Qp& qp = qp_by_qpn(qpn);
-  if (qp.state == verbs::QpState::reset || qp.state == verbs::QpState::error)
+  if (qp.state == verbs::QpState::reset || qp.state == verbs::QpState::error ||
+      recv_queues_[qp.rq].shared) // a QP on an SRQ has no receive queue of its own (EINVAL)
     return {verbs::PostError::invalid_state, 0};
+  return post_to(recv_queues_[qp.rq], wrs);
+}
+
+verbs::PostResult Hca::post_srq_recv(sim::Simulator& sim, std::uint32_t srq, std::span<const verbs::RecvWr> wrs) {
+  (void)sim;
+  return post_to(recv_queues_[srqs_.at(srq)], wrs);
+}
+
+verbs::PostResult Hca::post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs) {
   std::uint32_t posted = 0;
   for (const verbs::RecvWr& wr : wrs) {
-    if (qp.rq_posted - qp.rq_freed >= qp.caps.max_recv_wr)
+    // The next slot must be free: an SRQ's WQEs complete in the order their QPs' messages finish.
+    const std::uint32_t slot = rq.posted % rq.depth;
+    if (rq.posted - rq.completed >= rq.depth || rq.busy[slot] != 0)
       return {verbs::PostError::queue_full, posted};
     // The receive WQE goes to the ring and the doorbell record in host memory: no MMIO (mlx5).
-    qp.rq[qp.rq_posted % qp.caps.max_recv_wr] = wr;
-    ++qp.rq_posted;
+    rq.ring[slot] = wr;
+    rq.busy[slot] = 1;
+    ++rq.posted;
     ++posted;
   }
   return {};
@@ -226,10 +280,18 @@ int Hca::poll_cq(std::uint32_t cq_index, std::span<verbs::WorkCompletion> out) {
     out[static_cast<std::size_t>(n++)] = e.wc;
     Qp& qp = qps_[e.qp_index];
     // A completion frees its WQE and every unsignaled one before it.
-    if (e.is_send)
+    if (e.is_send) {
       qp.sq_freed = std::max(qp.sq_freed, e.wqe_index + 1);
-    else
-      qp.rq_freed = std::max(qp.rq_freed, e.wqe_index + 1);
+    } else {
+      // A QP's own queue frees in order, up to the completed WQE; an SRQ frees just that WQE's slot.
+      RecvQueue& rq = recv_queues_[qp.rq];
+      if (rq.shared) {
+        rq.busy[e.wqe_index % rq.depth] = 0;
+        ++rq.completed;
+      }
+      for (; !rq.shared && static_cast<std::int32_t>(e.wqe_index - rq.completed) >= 0; ++rq.completed)
+        rq.busy[rq.completed % rq.depth] = 0;
+    }
     ++cq.consumed;
   }
   return n;

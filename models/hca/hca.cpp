@@ -46,10 +46,9 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
   ports_.resize(params.port_count);
   for (std::uint8_t i = 0; i < params.port_count; ++i)
     ports_[i].index = i;
-  send_engine_free_.assign(params.send_engines, sim::Time::zero());
-  send_engine_qp_.assign(params.send_engines, 0xffffffffu);
-  receive_engine_free_.assign(params.receive_engines, sim::Time::zero());
-  receive_engine_qp_.assign(params.receive_engines, 0xffffffffu);
+  send_engines_.resize(params.send_engines);
+  receive_engines_.resize(params.receive_engines);
+  contexts_ = QpContextCache(params.qp_context_cache_entries);
   atomic_bucket_busy_.assign(params.atomic_lock_buckets, 0);
 }
 
@@ -145,13 +144,20 @@ void Hca::trace_op(const sim::Simulator& sim, const DmaOp& op) {
                                                "atomic result write",
                                                "CQE write",
                                                "atomic read",
-                                               "atomic write"};
+                                               "atomic write",
+                                               "QP context read"};
   std::string_view name = names[static_cast<int>(op.purpose)];
   if (op.purpose == Purpose::doorbell && op.blueflame)
     name = "BlueFlame";
   // QP-bound work goes on the QP's track; CQE writes on the CQ's.
   const bool cqe = op.purpose == Purpose::cqe_write;
-  const std::uint32_t qpn = cqe ? op.cqe.wc.qp_num : op.qp + 2;
+  // A receive WQE read belongs to its queue's QP (an SRQ's go on the track of the first QP it serves).
+  std::uint32_t qp_index = op.qp;
+  if (op.purpose == Purpose::recv_wqe_fetch) {
+    const RecvQueue& rq = recv_queues_[op.qp];
+    qp_index = rq.shared ? (rq.attached.empty() ? 0 : rq.attached.front()) : rq.owner;
+  }
+  const std::uint32_t qpn = cqe ? op.cqe.wc.qp_num : qp_index + 2;
   if (!tracer_->wants(component_id_, qpn, op.issued, sim.now()))
     return;
   const std::uint32_t track = pcie_track + (cqe ? 0 : qpn);
@@ -296,11 +302,15 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     return;
   }
   case Purpose::recv_wqe_fetch: {
+    RecvQueue& rq = recv_queues_[op.qp];
+    ops_.release(h);
+    on_recv_wqes_fetched(sim, rq);
+    return;
+  }
+  case Purpose::qp_context: {
     Qp& qp = qps_[op.qp];
     ops_.release(h);
-    qp.rq_fetching = false;
-    ++qp.rq_fetched;
-    drain_parked(sim, qp);
+    on_context_read(sim, qp);
     return;
   }
   case Purpose::atomic_read: {
@@ -398,6 +408,48 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
   (void)sim;
 }
 
+// ---- QP contexts.
+
+bool Hca::context_ready(sim::Simulator& sim, Qp& qp) {
+  if (!qp.context_loading && contexts_.touch(qp.index))
+    return true;
+  if (!qp.context_loading) {
+    qp.context_loading = true;
+    if (context_reads_ < params_.qp_context_max_reads)
+      read_context(sim, qp);
+    else
+      context_queue_.push_back(qp.index);
+  }
+  return false;
+}
+
+void Hca::read_context(sim::Simulator& sim, Qp& qp) {
+  ++context_reads_;
+  ++pcie_.qp_context_reads;
+  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::qp_context), qp.index);
+  ops_[op].bytes = params_.qp_context_bytes;
+  bus_->dma_read(sim, qp.context_address, params_.qp_context_bytes, op.value);
+}
+
+void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
+  --context_reads_;
+  qp.context_loading = false;
+  contexts_.insert(qp.index);
+  // What waited goes on in arrival order: the fetched WQEs, then the received packets.
+  if (qp.wqes_waiting > 0) {
+    const std::uint32_t count = qp.wqes_waiting;
+    qp.wqes_waiting = 0;
+    process_wqes(sim, qp, count);
+  }
+  for (; !qp.rx_waiting.empty(); qp.rx_waiting.pop_front())
+    receive_packet(sim, qp, qp.rx_waiting.front());
+  while (context_reads_ < params_.qp_context_max_reads && !context_queue_.empty()) {
+    Qp& next = qps_[context_queue_.front()];
+    context_queue_.pop_front();
+    read_context(sim, next);
+  }
+}
+
 // ---- Transmit side.
 
 void Hca::activate(sim::Simulator& sim, Qp& qp) {
@@ -420,7 +472,7 @@ void Hca::pump_tx(sim::Simulator& sim, PortState& port) {
   // The builder takes QPs round robin, one packet per turn, while the port's payload buffer has room and a few
   // packets per send engine are waiting; each packet's headers are built on its QP's send engine
   // (engine_build_time), so that packets from different engines are built in parallel.
-  const std::uint32_t max_waiting = 4 * static_cast<std::uint32_t>(send_engine_free_.size());
+  const std::uint32_t max_waiting = 4 * params_.send_engines;
   while (!port.active.empty() && port.data.size() < max_waiting) {
     const std::uint32_t index = port.active.front();
     Qp& qp = qps_[index];
@@ -458,15 +510,9 @@ void Hca::read_payload(sim::Simulator& sim, const Qp& qp, const PortState& port,
   bus_->dma_read(sim, address, bytes, op.value);
 }
 
-sim::Time Hca::engine_build_time(sim::Simulator& sim, const Qp& qp) {
-  const std::size_t engine = qp.index % send_engine_free_.size();
-  sim::Time t = std::max(sim.now(), send_engine_free_[engine]) + params_.tx_packet_processing;
-  if (send_engine_qp_[engine] != qp.index) {
-    t += params_.qp_context_access;
-    send_engine_qp_[engine] = qp.index;
-  }
-  send_engine_free_[engine] = t;
-  return t;
+sim::Time Hca::engine_build_time(sim::Simulator& sim, Qp& qp) {
+  contexts_.touch(qp.index); // the engine holds it while it works for the QP: a use, never a miss
+  return send_engines_.reserve(sim.now(), qp.tx_busy, params_.tx_packet_processing);
 }
 
 void Hca::send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet) {
@@ -567,6 +613,10 @@ std::string Hca::check_quiescent() const {
              " send work requests never completed";
     if (!qp.parked.empty())
       return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
+    if (qp.context_loading || !qp.rx_waiting.empty())
+      return "QP " + std::to_string(qp.qpn) + ": still waiting for its context";
+    if (!qp.claims.empty())
+      return "QP " + std::to_string(qp.qpn) + ": receive WQEs claimed by messages never placed";
     // Every message the responder accepted (and acknowledged) reached the program, unless the QP failed.
     if (qp.type == verbs::QpType::rc && qp.state != verbs::QpState::error &&
         qp.counters.rc_messages_accepted != qp.counters.messages_received)

@@ -8,14 +8,16 @@
 //              fetches its payload by DMA read unless it was inlined; packets leave in build order when their
 //              payload is in and the link has credits;
 //   responder  received packets are checked by the QP's receive engine; payloads go to host memory by DMA
-//              write (the IB receive buffer frees when the write has left the HCA); a SEND first reads its RECV
-//              WQE; READs are answered with packets whose payload is read from host memory; atomics are a DMA
-//              read and write under a lock on the address's bucket;
+//              write (the IB receive buffer frees when the write has left the HCA); a SEND takes its RECV WQE
+//              from the receive queue's cache on the HCA, which reads WQEs ahead in batches and misses (one DMA
+//              read on the message's path) only when the program posted too late or the cache ran dry; the
+//              queue is the QP's own or a shared one (SRQ); READs are answered with packets whose payload is read from
+//              host memory; atomics are a DMA read and write under a lock on the address's bucket;
 //   completion RC requests complete on ACK or response, UC and UD ones when their last packet has left; a CQE is
 //              built and written to the CQ in host memory by DMA write; the program sees it when it is visible.
 // RC recovers losses with go-back-N (sequence NAKs and the retry timer, limited by retry_cnt) and waits out RNR
 // NAKs (rnr_retry); a QP that exhausts them goes to the error state and flushes its work requests.
-// Left out: multiple scatter/gather entries, shared receive queues, memory registration keys and their checks
+// Left out: multiple scatter/gather entries, memory registration keys and their checks
 // beyond bounds, the QP-context cache and its misses, GRH/global routing, APM, and multicast.
 #pragma once
 
@@ -26,7 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "models/hca/engines.h"
 #include "models/hca/params.h"
+#include "models/hca/qp_context_cache.h"
 #include "models/hca/verbs.h"
 #include "models/link/link.h"
 #include "models/pcie/bus.h"
@@ -102,9 +106,12 @@ struct PcieCounters {
   std::uint64_t wqe_fetches = 0, wqe_fetch_bytes = 0;
   std::uint64_t payload_reads = 0, payload_read_bytes = 0;   ///< requester payload and READ responder data
   std::uint64_t payload_writes = 0, payload_write_bytes = 0; ///< received payload and READ response data
-  std::uint64_t recv_wqe_fetches = 0;
+  std::uint64_t recv_wqe_fetches = 0;                        ///< DMA reads of receive WQEs (each a batch)
+  std::uint64_t recv_wqes_fetched = 0;                       ///< receive WQEs they brought
+  std::uint64_t recv_wqe_misses = 0; ///< messages that found their receive WQE not yet on the HCA
   std::uint64_t cqe_writes = 0;
   std::uint64_t atomic_reads = 0, atomic_writes = 0;
+  std::uint64_t qp_context_reads = 0; ///< QP-context cache misses, each a DMA read of the context
 };
 
 class Hca : public pcie::BusClient {
@@ -147,6 +154,14 @@ public:
   pcie::HostMemory& memory() { return memory_; }
   /// A CQ of `depth` entries in host memory; `signal` (may be null) is raised whenever a CQE becomes visible.
   std::uint32_t create_cq(std::uint32_t depth, sim::Signal* signal);
+  /// A shared receive queue of `depth` WQEs (ibv_create_srq); its number, for QpCaps::srq and post_srq_recv.
+  /// Throws std::invalid_argument for a depth beyond the device's.
+  std::uint32_t create_srq(std::uint32_t depth);
+  /// Arms the SRQ limit (ibv_modify_srq with IBV_SRQ_LIMIT): once fewer than `limit` WQEs remain posted and
+  /// unclaimed, the limit event fires once (counted, and `signal` raised if given) and the limit disarms.
+  void arm_srq_limit(std::uint32_t srq, std::uint32_t limit, sim::Signal* signal);
+  std::uint64_t srq_limit_events(std::uint32_t srq) const;
+  verbs::PostResult post_srq_recv(sim::Simulator& sim, std::uint32_t srq, std::span<const verbs::RecvWr> wrs);
   /// A QP in RESET; its QPN. Throws std::invalid_argument for caps beyond the device's.
   std::uint32_t create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq, std::uint32_t recv_cq);
   /// Moves a QP to `state` with `attr` (RESET→INIT→RTR→RTS, or →ERROR); "" or why the transition is invalid.
@@ -202,6 +217,7 @@ public:
 
 private:
   struct Qp;
+  struct RecvQueue;
   struct Cq;
   struct PortState;
   struct TxEntry;
@@ -229,11 +245,20 @@ private:
   void free_packet(link::PacketHandle packet);
   void send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   /// When the QP's send engine will have built the headers of a packet it starts on now.
-  sim::Time engine_build_time(sim::Simulator& sim, const Qp& qp);
+  sim::Time engine_build_time(sim::Simulator& sim, Qp& qp);
   /// Reads the payload of the packet queued as `tx` on `port` from host memory (a request's data, or a READ
   /// response's); the packet may leave once it is in.
   void read_payload(sim::Simulator& sim, const Qp& qp, const PortState& port, TxHandle tx, std::uint64_t address,
                     std::uint32_t bytes);
+
+  /// True if the QP's context is on the adapter (and marks it used); else starts (or queues) its read and false.
+  bool context_ready(sim::Simulator& sim, Qp& qp);
+  void read_context(sim::Simulator& sim, Qp& qp);
+  void on_context_read(sim::Simulator& sim, Qp& qp);
+  /// Hands `count` fetched WQEs to the send engines.
+  void process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count);
+  /// A received packet to the receive engines.
+  void receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
 
   // requester.cpp: doorbells, WQE fetch and processing, packet building, ACK handling, retries, completions.
   void on_doorbell(sim::Simulator& sim, DmaHandle op);
@@ -260,7 +285,13 @@ private:
   void on_rx_processed(sim::Simulator& sim, link::PacketHandle packet);
   void respond(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-  void fetch_recv_wqe(sim::Simulator& sim, Qp& qp);
+  /// Claims the next RECV WQE of the QP's receive queue for an accepted message; false if none is posted.
+  bool claim_recv(sim::Simulator& sim, Qp& qp);
+  /// Reads WQEs into the queue's cache when a claim is waiting for one or the cache has run below half.
+  void fetch_recv_wqes(sim::Simulator& sim, RecvQueue& rq);
+  void on_recv_wqes_fetched(sim::Simulator& sim, RecvQueue& rq);
+  verbs::PostResult post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs);
+  std::uint32_t new_recv_queue(std::uint32_t depth);
   void drain_parked(sim::Simulator& sim, Qp& qp);
   void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address,
                      std::uint8_t purpose);
@@ -282,13 +313,16 @@ private:
   std::unique_ptr<pcie::Bus> bus_;
   std::vector<PortState> ports_;
   std::vector<Qp> qps_;
+  std::vector<RecvQueue> recv_queues_; ///< QPs' own receive queues and SRQs
+  std::vector<std::uint32_t> srqs_;    ///< SRQ number -> recv_queues_ index
   std::vector<Cq> cqs_;
   sim::Pool<TxEntry, 256> tx_entries_; // per HCA: small chunks (see pcie::Bus)
   sim::Pool<DmaOp, 256> ops_;
-  std::vector<sim::Time> send_engine_free_;
-  std::vector<std::uint32_t> send_engine_qp_;
-  std::vector<sim::Time> receive_engine_free_;
-  std::vector<std::uint32_t> receive_engine_qp_;
+  EnginePool send_engines_;
+  EnginePool receive_engines_;
+  QpContextCache contexts_;
+  std::uint32_t context_reads_ = 0;        ///< in flight
+  sim::Ring<std::uint32_t> context_queue_; ///< QPs waiting for a read slot
   sim::Time completion_unit_free_;
   std::vector<std::uint32_t> atomic_bucket_busy_; ///< per bucket: an atomic holds it
   sim::Ring<DmaHandle> atomics_waiting_;

@@ -31,6 +31,7 @@ enum class Purpose : std::uint8_t {
   cqe_write,      ///< write of a CQE
   atomic_read,    ///< responder: the read of a read-modify-write
   atomic_write,   ///< responder: the write of a read-modify-write
+  qp_context,     ///< read of a QP context missing from the on-chip cache
 };
 
 /// One send queue entry as the driver wrote it in host memory.
@@ -59,6 +60,30 @@ struct AtomicResult {
   bool valid = false;
 };
 
+/// A receive queue: its WQEs in host memory as the driver posts them, and the HCA's cache of those it has read
+/// ahead (docs/models/hca.md, "Receive queues"). A QP's own, or a shared one (SRQ) that its QPs take WQEs from in the
+/// order their messages are accepted. Indices count WQEs since creation; slot = index modulo depth.
+struct Hca::RecvQueue {
+  std::uint32_t depth = 0;
+  std::uint64_t address = 0;
+  std::vector<verbs::RecvWr> ring;
+  std::vector<std::uint8_t> busy; ///< per slot: holds a WQE not yet completed (SRQs complete out of order)
+  std::uint32_t posted = 0;       ///< driver: WQEs written
+  std::uint32_t completed = 0;    ///< driver: WQEs freed by polled completions
+  // Device side.
+  std::uint32_t claimed = 0;   ///< WQEs taken by accepted messages (may run ahead of fetched: a miss)
+  std::uint32_t fetched = 0;   ///< WQEs read into the cache: those below are on the HCA
+  std::uint32_t fetch_end = 0; ///< the read in flight brings WQEs up to here
+  bool fetching = false;
+  bool shared = false;
+  std::uint32_t owner = 0;             ///< a QP's own queue: that QP's index
+  std::vector<std::uint32_t> attached; ///< an SRQ: the QPs that take from it
+  std::uint32_t limit = 0;             ///< SRQ limit (armed when > 0): the event fires when fewer WQEs remain
+  std::uint64_t limit_events = 0;
+  sim::Signal* limit_signal = nullptr;
+  std::uint64_t cache_misses = 0; ///< messages whose WQE was not in the cache when they were accepted
+};
+
 struct Hca::ReadJob {
   std::uint32_t first_psn;
   std::uint64_t address; ///< responder memory
@@ -78,13 +103,11 @@ struct Hca::Qp {
   std::uint32_t mtu = 4096;
 
   // Host memory (written by the driver, read by the HCA's DMA).
-  std::uint64_t sq_address = 0, rq_address = 0;
+  std::uint64_t sq_address = 0;
   std::uint32_t sq_bytes = 0;       ///< ring size
   std::uint32_t sq_byte_cursor = 0; ///< where the next WQE goes
   std::vector<SendSlot> sq;
-  std::vector<verbs::RecvWr> rq;
   std::uint32_t sq_posted = 0, sq_freed = 0; ///< driver: WQEs written, and freed by polled completions
-  std::uint32_t rq_posted = 0, rq_freed = 0;
 
   // Requester (device side).
   std::uint32_t doorbell_producer = 0; ///< the latest producer index a doorbell announced
@@ -105,21 +128,26 @@ struct Hca::Qp {
   bool retry_timer_pending = false;
   bool rnr_waiting = false;
   std::uint32_t rnr_resume_psn = 0;
-  std::uint32_t tx_generation = 0; ///< bumped on rewind: packets built before are discarded unsent
-  bool active = false;             ///< in its port's builder ring
+  std::uint32_t tx_generation = 0;          ///< bumped on rewind: packets built before are discarded unsent
+  sim::Time tx_busy;                        ///< its last work item on the send engines ends here
+  sim::Time rx_busy;                        ///< and on the receive engines
+  std::uint64_t context_address = 0;        ///< its context in host memory (ICM)
+  bool context_loading = false;             ///< its context is being read (or waits for a read slot)
+  std::uint32_t wqes_waiting = 0;           ///< WQEs fetched while it was, not yet handed to the send engines
+  sim::Ring<link::PacketHandle> rx_waiting; ///< packets arrived while it was
+  bool active = false;                      ///< in its port's builder ring
 
   // Responder.
   std::uint32_t expected_psn = 0;
   std::uint32_t msn = 0;
   bool nak_sent = false;
-  std::uint32_t rq_fetched = 0;  ///< RECV WQEs the HCA has read
-  std::uint32_t rq_consumed = 0; ///< RECV WQEs claimed by accepted messages
-  std::uint32_t rq_placed = 0;   ///< RECV WQEs whose message placement has started
-  bool rq_fetching = false;
+  std::uint32_t rq = 0;                 ///< its receive queue (recv_queues_): its own or an SRQ
+  sim::Ring<std::uint32_t> claims;      ///< RECV WQE indices its accepted messages claimed, not yet placed
   sim::Ring<link::PacketHandle> parked; ///< received packets waiting for their RECV WQE
   bool in_message = false;              ///< a multi-packet SEND or WRITE is being received
   bool message_failed = false;          ///< UC: the current message lost a packet; drop until FIRST/ONLY
-  std::uint32_t recv_index = 0;
+  std::uint32_t recv_index = 0;         ///< the RECV WQE the current message is placed into ...
+  bool recv_in_use = false;             ///< ... if it uses one (a SEND between its first and last packet)
   std::uint32_t message_offset = 0;
   std::uint64_t write_address = 0;
   std::uint32_t write_length = 0;

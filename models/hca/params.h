@@ -39,9 +39,12 @@ struct Params {
   std::uint32_t send_engines;                 ///< WQE processing units; a QP is pinned to one (QPN modulo)
   sim::Time doorbell_processing;              ///< doorbell or BlueFlame arrival until its QP's engine acts on it
   sim::Time wqe_processing;                   ///< one WQE parsed and scheduled by its engine
-  sim::Time qp_context_access;                ///< an engine loads a QP's context (when it changes QP)
+  std::uint32_t qp_context_cache_entries;     ///< QP contexts held on the adapter (LRU)
+  std::uint32_t qp_context_bytes;             ///< one QP context, read from host memory on a cache miss
+  std::uint32_t qp_context_max_reads;         ///< context reads in flight at once
   sim::Time tx_packet_processing;             ///< one packet's headers built before it may go to the port
   std::uint32_t tx_payload_buffer_bytes;      ///< payload fetched ahead of the wire, per port
+  std::uint32_t recv_wqe_cache_entries;       ///< receive WQEs the HCA holds ahead per receive queue
   std::uint32_t receive_engines;              ///< received-packet processing units; a QP is pinned to one
   sim::Time rx_packet_processing;             ///< one received packet checked and matched to its QP
   sim::Time cqe_generation;                   ///< one CQE built before its DMA write

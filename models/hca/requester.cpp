@@ -125,20 +125,20 @@ void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   qp.fetched += count;
   if (qp.state == verbs::QpState::error)
     return;
-  // The QP's send engine parses the WQEs one after another.
-  const std::size_t engine = qp.index % send_engine_free_.size();
-  sim::Time t = std::max(sim.now(), send_engine_free_[engine]);
+  if (context_ready(sim, qp))
+    process_wqes(sim, qp, count);
+  else
+    qp.wqes_waiting += count;
+  fetch_wqes(sim, qp);
+}
+
+void Hca::process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
+  // The send engines parse the WQEs one after another (one engine at a time per QP).
   for (std::uint32_t k = 0; k < count; ++k) {
-    t += params_.wqe_processing;
-    if (send_engine_qp_[engine] != qp.index) {
-      t += params_.qp_context_access;
-      send_engine_qp_[engine] = qp.index;
-    }
+    const sim::Time t = send_engines_.reserve(sim.now(), qp.tx_busy, params_.wqe_processing);
     sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::wqe_processed), qp.index);
   }
-  send_engine_free_[engine] = t;
   qp.processing += count;
-  fetch_wqes(sim, qp);
 }
 
 void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
@@ -527,18 +527,31 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
   qp.uncompleted = qp.sq_posted;
   qp.processed = qp.processing = qp.cursor_wqe = qp.fetched = qp.doorbell_producer = qp.sq_posted;
   qp.cursor_packet = 0;
-  const bool recv_in_use = qp.in_message && qp.rq_placed != 0 && qp.recv_index + 1 == qp.rq_placed;
-  for (std::uint32_t k = recv_in_use ? qp.recv_index : qp.rq_placed; k != qp.rq_posted; ++k) {
+  // Receive WQEs: the one a message is being placed into, those claimed by accepted messages, and (for the QP's own
+  // queue) every other posted one are flushed; an SRQ keeps its unclaimed WQEs for its other QPs.
+  RecvQueue& rq = recv_queues_[qp.rq];
+  const auto flush_recv = [&](std::uint32_t k) {
     verbs::WorkCompletion wc;
-    wc.wr_id = qp.rq[k % qp.caps.max_recv_wr].wr_id;
+    wc.wr_id = rq.ring[k % rq.depth].wr_id;
     wc.status = verbs::WcStatus::wr_flush_err;
     wc.opcode = verbs::WcOpcode::recv;
     wc.qp_num = qp.qpn;
     write_cqe(sim, qp.recv_cq, wc, qp.index, k, false);
     ++qp.counters.error_completions;
+  };
+  if (qp.in_message && qp.recv_in_use)
+    flush_recv(qp.recv_index);
+  for (; !qp.claims.empty(); qp.claims.pop_front())
+    flush_recv(qp.claims.front());
+  if (!rq.shared) {
+    for (std::uint32_t k = rq.claimed; k != rq.posted; ++k)
+      flush_recv(k);
+    rq.claimed = rq.fetched = rq.posted;
+    if (!rq.fetching)
+      rq.fetch_end = rq.posted;
   }
-  qp.rq_consumed = qp.rq_fetched = qp.rq_placed = qp.rq_posted;
   qp.in_message = false;
+  qp.recv_in_use = false;
   while (!qp.parked.empty()) {
     consume_packet(sim, qp.parked.front());
     qp.parked.pop_front();

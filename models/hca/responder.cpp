@@ -1,5 +1,6 @@
 // The receive side: packets from the port through the QP's receive engine; the RC responder's PSN checks
-// (duplicates, sequence NAKs, RNR NAKs), payload placement by DMA write, RECV WQE fetch, READ responses and
+// (duplicates, sequence NAKs, RNR NAKs), payload placement by DMA write, the receive WQE cache and its reads
+// (a QP's own receive queue or an SRQ), READ responses and
 // atomics; UC and UD receive; and answers for the requester (ACKs, responses).
 #include <algorithm>
 
@@ -65,15 +66,23 @@ void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHa
     consume_packet(sim, handle);
     return;
   }
-  // The QP's receive engine checks packets in arrival order.
-  const std::uint32_t qp_index = p.dest_qpn - 2;
-  const std::size_t engine = qp_index % receive_engine_free_.size();
-  sim::Time t = std::max(sim.now(), receive_engine_free_[engine]) + params_.rx_packet_processing;
-  if (receive_engine_qp_[engine] != qp_index) {
-    t += params_.qp_context_access;
-    receive_engine_qp_[engine] = qp_index;
+  Qp* qp = find_qp(p.dest_qpn);
+  if (qp == nullptr) { // still takes an engine's time to be found so
+    sim::Time no_qp_busy;
+    const sim::Time t = receive_engines_.reserve(sim.now(), no_qp_busy, params_.rx_packet_processing);
+    sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::rx_processed), handle.value);
+    return;
   }
-  receive_engine_free_[engine] = t;
+  if (!context_ready(sim, *qp)) {
+    qp->rx_waiting.push_back(handle);
+    return;
+  }
+  receive_packet(sim, *qp, handle);
+}
+
+void Hca::receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+  // The receive engines check a QP's packets in arrival order (one engine at a time per QP).
+  const sim::Time t = receive_engines_.reserve(sim.now(), qp.rx_busy, params_.rx_packet_processing);
   sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::rx_processed), handle.value);
 }
 
@@ -115,14 +124,12 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   ++qp.counters.packets_received;
 
   if (qp.type == verbs::QpType::ud) {
-    if (qp.rq_consumed == qp.rq_posted) { // no RECV: the datagram is silently dropped
+    if (!claim_recv(sim, qp)) { // no RECV: the datagram is silently dropped
       ++qp.counters.dropped;
       consume_packet(sim, handle);
       return;
     }
-    ++qp.rq_consumed;
     qp.parked.push_back(handle);
-    fetch_recv_wqe(sim, qp);
     drain_parked(sim, qp);
     return;
   }
@@ -205,7 +212,7 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
     return;
   }
   // A message that needs a RECV when none is posted: RNR NAK (RC); UC drops it.
-  if (claims_recv(op) && qp.rq_consumed == qp.rq_posted) {
+  if (claims_recv(op) && !claim_recv(sim, qp)) {
     if (qp.type == verbs::QpType::rc) {
       // Every retry that still finds no RECV is NAKed again; the rest of its message is dropped silently.
       ++qp.counters.rnr_naks_sent;
@@ -226,8 +233,6 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   }
   qp.nak_sent = false;
   qp.expected_psn = psn_add(qp.expected_psn, 1);
-  if (claims_recv(op))
-    ++qp.rq_consumed; // placement takes it when the packet's turn comes
   if (ends_message(op)) {
     ++qp.msn;
     if (qp.type == verbs::QpType::rc)
@@ -236,31 +241,79 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   if (p.ack_request && qp.type == verbs::QpType::rc)
     send_ack(sim, qp, Aeth::ack, p.psn);
   qp.parked.push_back(handle);
-  if (needs_recv(op))
-    fetch_recv_wqe(sim, qp);
   drain_parked(sim, qp);
 }
 
-void Hca::fetch_recv_wqe(sim::Simulator& sim, Qp& qp) {
-  // RECV WQEs are read one at a time, in order, as accepted messages claim them.
-  if (qp.rq_fetching || qp.rq_fetched == qp.rq_consumed)
+bool Hca::claim_recv(sim::Simulator& sim, Qp& qp) {
+  RecvQueue& rq = recv_queues_[qp.rq];
+  if (rq.claimed == rq.posted)
+    return false;
+  if (rq.fetched <= rq.claimed && !(rq.fetching && rq.fetch_end > rq.claimed)) {
+    ++rq.cache_misses;
+    ++pcie_.recv_wqe_misses;
+  }
+  qp.claims.push_back(rq.claimed++);
+  if (rq.shared && rq.limit > 0 && rq.posted - rq.claimed < rq.limit) {
+    rq.limit = 0; // one event per arming (IBV_EVENT_SRQ_LIMIT_REACHED)
+    ++rq.limit_events;
+    if (rq.limit_signal != nullptr)
+      rq.limit_signal->notify();
+  }
+  fetch_recv_wqes(sim, rq);
+  return true;
+}
+
+void Hca::fetch_recv_wqes(sim::Simulator& sim, RecvQueue& rq) {
+  // The cache keeps up to recv_wqe_cache_entries WQEs ahead of the claims; it is refilled by one DMA read of the
+  // posted WQEs that lie contiguously in the ring, when a claim waits for its WQE or half the cache is used up.
+  // The producer index comes from the doorbell record the driver updates in host memory; the model lets the
+  // adapter see it with no transaction of its own.
+  if (rq.fetching || rq.fetched == rq.posted)
     return;
-  qp.rq_fetching = true;
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::recv_wqe_fetch), qp.index);
+  const std::uint32_t capacity = params_.recv_wqe_cache_entries;
+  const std::uint32_t ahead = rq.fetched > rq.claimed ? rq.fetched - rq.claimed : 0;
+  if (rq.fetched > rq.claimed && ahead > capacity / 2)
+    return;
+  const std::uint32_t want = std::min(rq.claimed + capacity, rq.posted);
+  if (static_cast<std::int32_t>(want - rq.fetched) <= 0)
+    return;
+  const std::uint32_t slot = rq.fetched % rq.depth;
+  const std::uint32_t count = std::min(want - rq.fetched, rq.depth - slot);
+  rq.fetching = true;
+  rq.fetch_end = rq.fetched + count;
+  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::recv_wqe_fetch),
+                              static_cast<std::uint32_t>(&rq - recv_queues_.data()));
+  ops_[op].count = count;
+  ops_[op].bytes = count * params_.recv_wqe_bytes;
   ++pcie_.recv_wqe_fetches;
-  bus_->dma_read(sim, qp.rq_address + (qp.rq_fetched % qp.caps.max_recv_wr) * params_.recv_wqe_bytes,
-                 params_.recv_wqe_bytes, op.value);
+  pcie_.recv_wqes_fetched += count;
+  bus_->dma_read(sim, rq.address + std::uint64_t{slot} * params_.recv_wqe_bytes, count * params_.recv_wqe_bytes,
+                 op.value);
+}
+
+void Hca::on_recv_wqes_fetched(sim::Simulator& sim, RecvQueue& rq) {
+  rq.fetching = false;
+  rq.fetched = rq.fetch_end;
+  if (rq.shared) {
+    for (const std::uint32_t q : rq.attached)
+      if (!qps_[q].parked.empty())
+        drain_parked(sim, qps_[q]);
+  } else {
+    drain_parked(sim, qps_[rq.owner]);
+  }
+  fetch_recv_wqes(sim, rq);
 }
 
 void Hca::drain_parked(sim::Simulator& sim, Qp& qp) {
-  // Packets are placed in order; those of a message whose RECV WQE is not in yet wait for it.
+  // Packets are placed in order; those of a message whose RECV WQE is not on the HCA yet wait for it.
+  const RecvQueue& rq = recv_queues_[qp.rq];
   while (!qp.parked.empty()) {
     const link::PacketHandle handle = qp.parked.front();
     const link::Packet& p = wire_.packets[handle];
-    const std::uint32_t recv = claims_recv(p.opcode) ? qp.rq_placed : qp.recv_index;
-    if (needs_recv(p.opcode) && qp.rq_fetched <= recv) {
-      fetch_recv_wqe(sim, qp);
-      return;
+    if (needs_recv(p.opcode)) {
+      const std::uint32_t recv = claims_recv(p.opcode) ? qp.claims.front() : qp.recv_index;
+      if (static_cast<std::int32_t>(rq.fetched - recv) <= 0)
+        return; // the read in flight, or the one the claim started, brings it
     }
     qp.parked.pop_front();
     receive_payload(sim, qp, handle);
@@ -279,11 +332,15 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       qp.write_length = h.dma_length;
     }
   }
-  if (claims_recv(op))
-    qp.recv_index = qp.rq_placed++;
+  const RecvQueue& rq = recv_queues_[qp.rq];
+  if (claims_recv(op)) {
+    qp.recv_index = qp.claims.front();
+    qp.claims.pop_front();
+    qp.recv_in_use = true;
+  }
   std::uint64_t address;
   if (is_send(op)) {
-    const verbs::RecvWr& recv = qp.rq[qp.recv_index % qp.caps.max_recv_wr];
+    const verbs::RecvWr& recv = rq.ring[qp.recv_index % rq.depth];
     const std::uint32_t grh_space = qp.type == verbs::QpType::ud ? 40 : 0;
     if (qp.message_offset + grh_space + p.payload_bytes > recv.length_bytes) {
       // The message does not fit its receive buffer: the RECV completes in error; RC tells the requester.
@@ -294,6 +351,7 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       wc.qp_num = qp.qpn;
       write_cqe(sim, qp.recv_cq, wc, qp.index, qp.recv_index, false);
       qp.in_message = false;
+      qp.recv_in_use = false;
       if (qp.type == verbs::QpType::rc) {
         send_ack(sim, qp, Aeth::nak_invalid_request, p.psn);
         consume_packet(sim, handle);
@@ -349,12 +407,14 @@ void Hca::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, 
 
 void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h) {
   qp.in_message = false;
+  qp.recv_in_use = false;
   ++qp.counters.messages_received;
   if (!needs_recv(last.opcode))
     return;
   // The CQE is issued after the last payload write is queued: posted writes stay in order, so the program sees
   // the data before the completion.
-  const verbs::RecvWr& recv = qp.rq[qp.recv_index % qp.caps.max_recv_wr];
+  const RecvQueue& rq = recv_queues_[qp.rq];
+  const verbs::RecvWr& recv = rq.ring[qp.recv_index % rq.depth];
   verbs::WorkCompletion wc;
   wc.wr_id = recv.wr_id;
   wc.status = verbs::WcStatus::success;

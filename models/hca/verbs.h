@@ -79,9 +79,13 @@ struct WorkCompletion {
   std::uint32_t immediate = 0;
 };
 
+/// QpCaps::srq of a QP with its own receive queue.
+inline constexpr std::uint32_t no_srq = 0xffffffffu;
+
 struct QpCaps {
   std::uint32_t max_send_wr = 128;
-  std::uint32_t max_recv_wr = 128;
+  std::uint32_t max_recv_wr = 128; ///< ignored with an SRQ
+  std::uint32_t srq = no_srq;      ///< the shared receive queue it takes RECV WQEs from (Hca::create_srq)
   std::uint32_t max_inline_data = 0;
   /// The driver copies a lone WQE that fits the BlueFlame buffer through write-combining MMIO instead of ringing
   /// the doorbell (mlx5 does so per QP; MLX5_SHUT_UP_BF=1 turns it off).

@@ -80,6 +80,12 @@ verbs::PostResult Context::post_recv(std::uint32_t qpn, std::span<const verbs::R
   return node_.hca->post_recv(program_.simulator(), qpn, wrs);
 }
 
+verbs::PostResult Context::post_srq_recv(std::uint32_t srq, std::span<const verbs::RecvWr> wrs) {
+  const pcie::HostParams& cpu = node_.hca->host_params();
+  program_.compute(cpu.post_recv_cpu_cost * static_cast<std::int64_t>(wrs.size()));
+  return node_.hca->post_srq_recv(program_.simulator(), srq, wrs);
+}
+
 int Context::poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out) {
   const int n = node_.hca->poll_cq(cq, out);
   for (int i = 0; i < n; ++i) {

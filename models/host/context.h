@@ -41,6 +41,10 @@ public:
   verbs::PostResult post_send(std::uint32_t qpn, const verbs::SendWr& wr) { return post_send(qpn, {&wr, 1}); }
   verbs::PostResult post_recv(std::uint32_t qpn, std::span<const verbs::RecvWr> wrs);
   verbs::PostResult post_recv(std::uint32_t qpn, const verbs::RecvWr& wr) { return post_recv(qpn, {&wr, 1}); }
+  /// A shared receive queue (ibv_create_srq); pass it as QpCaps::srq to the QPs that take from it.
+  std::uint32_t create_srq(std::uint32_t depth) { return hca().create_srq(depth); }
+  verbs::PostResult post_srq_recv(std::uint32_t srq, std::span<const verbs::RecvWr> wrs);
+  verbs::PostResult post_srq_recv(std::uint32_t srq, const verbs::RecvWr& wr) { return post_srq_recv(srq, {&wr, 1}); }
   /// One ibv_poll_cq: up to out.size() completions, -1 if the CQ overran.
   int poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out);
   /// Polls until at least one completion is there (a busy-polling loop, simulated without simulating every empty

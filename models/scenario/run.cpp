@@ -363,6 +363,8 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
     payload_writes,
     recv_wqe_reads,
     cqe_writes,
+    recv_wqe_misses,
+    qp_context_reads,
     count
   };
   std::array<std::uint64_t, Total::count> total{};
@@ -374,10 +376,10 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
     const auto& up = h.hca->bus().counters(ib::pcie::Direction::upstream);
     const ib::hca::PcieCounters& pc = h.hca->pcie_counters();
     const std::array<std::uint64_t, Total::count> host = {
-        down.tlps[0],      down.tlps[2],        up.tlps[0],          up.tlps[1],
-        down.tlp_bytes[0], down.tlp_bytes[2],   up.tlp_bytes[0],     up.tlp_bytes[1],
-        pc.doorbells,      pc.blueflame_writes, pc.mmio_bytes,       pc.wqe_fetches,
-        pc.payload_reads,  pc.payload_writes,   pc.recv_wqe_fetches, pc.cqe_writes};
+        down.tlps[0],      down.tlps[2],       up.tlps[0],         up.tlps[1],        down.tlp_bytes[0],
+        down.tlp_bytes[2], up.tlp_bytes[0],    up.tlp_bytes[1],    pc.doorbells,      pc.blueflame_writes,
+        pc.mmio_bytes,     pc.wqe_fetches,     pc.payload_reads,   pc.payload_writes, pc.recv_wqe_fetches,
+        pc.cqe_writes,     pc.recv_wqe_misses, pc.qp_context_reads};
     for (std::size_t k = 0; k < Total::count; ++k)
       total[k] += host[k];
     total_messages += q.messages_sent;
@@ -395,6 +397,8 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
     row["payload_writes"] = pc.payload_writes;
     row["recv_wqe_reads"] = pc.recv_wqe_fetches;
     row["cqe_writes"] = pc.cqe_writes;
+    row["recv_wqe_misses"] = pc.recv_wqe_misses;
+    row["qp_context_reads"] = pc.qp_context_reads;
     row["downstream_mwr_tlps"] = host[down_mwr];
     row["downstream_cpld_tlps"] = host[down_cpld];
     row["upstream_mwr_tlps"] = host[up_mwr];
@@ -427,7 +431,9 @@ nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
                         {"payload_reads", per(total[payload_reads])},
                         {"payload_writes", per(total[payload_writes])},
                         {"recv_wqe_reads", per(total[recv_wqe_reads])},
-                        {"cqe_writes", per(total[cqe_writes])}};
+                        {"cqe_writes", per(total[cqe_writes])},
+                        {"recv_wqe_misses", per(total[recv_wqe_misses])},
+                        {"qp_context_reads", per(total[qp_context_reads])}};
   out["hosts"] = hosts;
   return out;
 }
