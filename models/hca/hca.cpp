@@ -275,68 +275,34 @@ void Hca::mmio_arrived(sim::Simulator& sim, std::uint32_t token) {
   sim.schedule_in(params_.doorbell_processing, self_, static_cast<std::uint8_t>(Kind::doorbell_ready), token);
 }
 
+// Each finished transaction goes back to the stage that issued it; the logic lives with the stage.
 void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
   const DmaHandle h{token};
-  DmaOp& op = ops_[h];
+  const DmaOp& op = ops_[h];
   if (tracer_ != nullptr)
     trace_op(sim, op);
   switch (op.purpose) {
-  case Purpose::wqe_fetch: {
-    Qp& qp = qps_[op.qp];
-    const std::uint32_t count = op.count;
-    ops_.release(h);
-    on_wqes_fetched(sim, qp, count);
+  case Purpose::wqe_fetch:
+    on_wqe_fetch_done(sim, h); // requester
     return;
-  }
-  case Purpose::payload_read: {
-    TxEntry& entry = tx_entries_[op.tx];
-    if (memory_.keeps_contents()) {
-      TransportHeaders& hd = headers_of(entry.packet);
-      hd.payload.resize(op.bytes);
-      memory_.read(op.address, hd.payload);
-    }
-    entry.payload_in = true;
-    PortState& port = ports_[op.port];
-    ops_.release(h);
-    try_transmit(sim, port);
+  case Purpose::payload_read:
+    on_payload_read_done(sim, h); // transmitter
     return;
-  }
   case Purpose::recv_wqe_fetch: {
-    RecvQueue& rq = recv_queues_[op.qp];
+    RecvQueue& rq = recv_queues_[op.qp]; // receive queue
     ops_.release(h);
     on_recv_wqes_fetched(sim, rq);
     return;
   }
   case Purpose::qp_context: {
-    Qp& qp = qps_[op.qp];
+    Qp& qp = qps_[op.qp]; // QP-context cache
     ops_.release(h);
     on_context_read(sim, qp);
     return;
   }
-  case Purpose::atomic_read: {
-    Qp& qp = qps_[op.qp];
-    link::Packet& request = wire_.packets[op.packet];
-    TransportHeaders& hd = headers_of(op.packet);
-    std::array<std::uint8_t, 8> bytes{};
-    memory_.read(op.address, bytes);
-    std::uint64_t original = 0;
-    for (int i = 7; i >= 0; --i)
-      original = original << 8 | bytes[static_cast<std::size_t>(i)];
-    const std::uint64_t updated = request.opcode == link::Opcode::compare_swap
-                                      ? (original == hd.compare_add ? hd.swap : original)
-                                      : original + hd.compare_add;
-    for (std::size_t i = 0; i < 8; ++i)
-      bytes[i] = static_cast<std::uint8_t>(updated >> (8 * i));
-    memory_.write(op.address, bytes);
-    op.purpose = Purpose::atomic_write;
-    op.issued = sim.now();
-    op.count = 0;
-    hd.original = original;
-    ++pcie_.atomic_writes;
-    (void)qp;
-    bus_->dma_write(sim, op.address, 8, h.value);
+  case Purpose::atomic_read:
+    on_atomic_read_done(sim, h); // responder's atomic unit
     return;
-  }
   default:
     throw sim::InvariantViolation("hca-dma", "hca", "a read completed for a transaction that is not a read", "");
   }
@@ -355,30 +321,9 @@ void Hca::dma_write_done(sim::Simulator& sim, std::uint32_t token) {
     consume_packet(sim, op.packet);
     op.packet = link::PacketHandle{};
     return;
-  case Purpose::atomic_write: {
-    // The read-modify-write is done: answer, and let the next atomic on this bucket go.
-    Qp& qp = qps_[op.qp];
-    const link::Packet& request = wire_.packets[op.packet];
-    const TransportHeaders& rh = headers_of(op.packet);
-    const std::uint64_t original = rh.original;
-    const std::uint32_t psn = request.psn;
-    AtomicResult& slot = qp.atomic_results[qp.atomic_results_next++ % qp.atomic_results.size()];
-    slot = {psn, original, true};
-    consume_packet(sim, op.packet);
-    op.packet = link::PacketHandle{};
-    const std::uint32_t bucket = op.bucket; // the op itself goes when its write is visible
-    --qp.responder_busy;
-    const link::PacketHandle ack =
-        new_packet(qp, qp.attr.dest_lid, qp.attr.sl, link::Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
-    TransportHeaders& ah = headers_of(ack);
-    ah.syndrome = static_cast<std::uint8_t>(Aeth::ack);
-    ah.msn = qp.msn;
-    ah.original = original;
-    send_control(sim, qp, ack);
-    atomic_bucket_busy_[bucket] = 0;
-    run_atomics(sim, bucket);
+  case Purpose::atomic_write:
+    on_atomic_write_done(sim, h); // responder's atomic unit
     return;
-  }
   default:
     return; // CQE writes finish when visible
   }
@@ -397,15 +342,7 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
     ops_.release(h); // payload placements and atomic writes: their packets went at dma_write_done
     return;
   }
-  if (tracer_ != nullptr)
-    trace_op(sim, op);
-  Cq& cq = cqs_[op.qp];
-  cq.ring[op.count % cq.depth] = op.cqe;
-  ++cq.visible;
-  ops_.release(h);
-  if (cq.signal != nullptr)
-    cq.signal->notify();
-  (void)sim;
+  on_cqe_visible(sim, h); // completion writer
 }
 
 // ---- QP contexts.
@@ -495,6 +432,21 @@ void Hca::pump_tx(sim::Simulator& sim, PortState& port) {
     else
       qp.active = false;
   }
+  try_transmit(sim, port);
+}
+
+void Hca::on_payload_read_done(sim::Simulator& sim, DmaHandle h) {
+  // The packet's data is in: it may leave.
+  const DmaOp& op = ops_[h];
+  TxEntry& entry = tx_entries_[op.tx];
+  if (memory_.keeps_contents()) {
+    TransportHeaders& hd = headers_of(entry.packet);
+    hd.payload.resize(op.bytes);
+    memory_.read(op.address, hd.payload);
+  }
+  entry.payload_in = true;
+  PortState& port = ports_[op.port];
+  ops_.release(h);
   try_transmit(sim, port);
 }
 

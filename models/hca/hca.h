@@ -250,6 +250,7 @@ private:
   /// response's); the packet may leave once it is in.
   void read_payload(sim::Simulator& sim, const Qp& qp, const PortState& port, TxHandle tx, std::uint64_t address,
                     std::uint32_t bytes);
+  void on_payload_read_done(sim::Simulator& sim, DmaHandle op);
 
   /// True if the QP's context is on the adapter (and marks it used); else starts (or queues) its read and false.
   bool context_ready(sim::Simulator& sim, Qp& qp);
@@ -262,6 +263,7 @@ private:
 
   // requester.cpp: doorbells, WQE fetch and processing, packet building, ACK handling, retries, completions.
   void on_doorbell(sim::Simulator& sim, DmaHandle op);
+  void on_wqe_fetch_done(sim::Simulator& sim, DmaHandle op);
   void fetch_wqes(sim::Simulator& sim, Qp& qp);
   void on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count);
   void on_wqe_processed(sim::Simulator& sim, Qp& qp);
@@ -279,6 +281,7 @@ private:
   void fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status);
   void write_cqe(sim::Simulator& sim, std::uint32_t cq, const verbs::WorkCompletion& wc, std::uint32_t qp_index,
                  std::uint32_t wqe_index, bool is_send);
+  void on_cqe_visible(sim::Simulator& sim, DmaHandle op);
 
   // responder.cpp: received packets.
   void on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle packet);
@@ -302,6 +305,8 @@ private:
   void build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp);
   void start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request);
   void run_atomics(sim::Simulator& sim, std::uint32_t bucket);
+  void on_atomic_read_done(sim::Simulator& sim, DmaHandle op);
+  void on_atomic_write_done(sim::Simulator& sim, DmaHandle op);
   void finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h);
 
   Params params_;

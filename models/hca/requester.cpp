@@ -89,6 +89,13 @@ void Hca::on_doorbell(sim::Simulator& sim, DmaHandle h) {
   fetch_wqes(sim, qp);
 }
 
+void Hca::on_wqe_fetch_done(sim::Simulator& sim, DmaHandle h) {
+  Qp& qp = qps_[ops_[h].qp];
+  const std::uint32_t count = ops_[h].count;
+  ops_.release(h);
+  on_wqes_fetched(sim, qp, count);
+}
+
 void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
   if (qp.fetching || qp.fetched == qp.doorbell_producer)
     return;
@@ -571,6 +578,19 @@ void Hca::write_cqe(sim::Simulator& sim, std::uint32_t cq_index, const verbs::Wo
   // One completion unit builds CQEs in order; their writes then stay in order on the bus.
   completion_unit_free_ = std::max(sim.now(), completion_unit_free_) + params_.cqe_generation;
   sim.schedule(completion_unit_free_, self_, static_cast<std::uint8_t>(Kind::cqe_ready), op.value);
+}
+
+void Hca::on_cqe_visible(sim::Simulator& sim, DmaHandle h) {
+  // CQEs become visible in the order they were written (posted writes keep their order): the program may take it.
+  const DmaOp& op = ops_[h];
+  if (tracer_ != nullptr)
+    trace_op(sim, op);
+  Cq& cq = cqs_[op.qp];
+  cq.ring[op.count % cq.depth] = op.cqe;
+  ++cq.visible;
+  ops_.release(h);
+  if (cq.signal != nullptr)
+    cq.signal->notify();
 }
 
 } // namespace ib::hca

@@ -533,4 +533,52 @@ void Hca::run_atomics(sim::Simulator& sim, std::uint32_t bucket) {
   atomics_waiting_ = std::move(rest);
 }
 
+void Hca::on_atomic_read_done(sim::Simulator& sim, DmaHandle h) {
+  // The read half of the read-modify-write: compute the new value and write it back under the same lock.
+  DmaOp& op = ops_[h];
+  const link::Packet& request = wire_.packets[op.packet];
+  TransportHeaders& hd = headers_of(op.packet);
+  std::array<std::uint8_t, 8> bytes{};
+  memory_.read(op.address, bytes);
+  std::uint64_t original = 0;
+  for (int i = 7; i >= 0; --i)
+    original = original << 8 | bytes[static_cast<std::size_t>(i)];
+  const std::uint64_t updated = request.opcode == Opcode::compare_swap
+                                    ? (original == hd.compare_add ? hd.swap : original)
+                                    : original + hd.compare_add;
+  for (std::size_t i = 0; i < 8; ++i)
+    bytes[i] = static_cast<std::uint8_t>(updated >> (8 * i));
+  memory_.write(op.address, bytes);
+  op.purpose = Purpose::atomic_write;
+  op.issued = sim.now();
+  op.count = 0;
+  hd.original = original;
+  ++pcie_.atomic_writes;
+  bus_->dma_write(sim, op.address, 8, h.value);
+}
+
+void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
+  // The read-modify-write is done: answer, and let the next atomic on this bucket go.
+  DmaOp& op = ops_[h];
+  Qp& qp = qps_[op.qp];
+  const link::Packet& request = wire_.packets[op.packet];
+  const std::uint64_t original = headers_of(op.packet).original;
+  const std::uint32_t psn = request.psn;
+  AtomicResult& slot = qp.atomic_results[qp.atomic_results_next++ % qp.atomic_results.size()];
+  slot = {psn, original, true};
+  consume_packet(sim, op.packet);
+  op.packet = link::PacketHandle{};
+  const std::uint32_t bucket = op.bucket; // the op itself goes when its write is visible
+  --qp.responder_busy;
+  const link::PacketHandle ack =
+      new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
+  TransportHeaders& ah = headers_of(ack);
+  ah.syndrome = static_cast<std::uint8_t>(Aeth::ack);
+  ah.msn = qp.msn;
+  ah.original = original;
+  send_control(sim, qp, ack);
+  atomic_bucket_busy_[bucket] = 0;
+  run_atomics(sim, bucket);
+}
+
 } // namespace ib::hca
