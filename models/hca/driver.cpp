@@ -51,18 +51,18 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   atomic.length_bytes = 8;
   const std::uint32_t block = params_.wqe_basic_block_bytes;
   const std::uint32_t wqe_max = std::max(send_wqe_bytes(type, largest, block), send_wqe_bytes(type, atomic, block));
-  qp.sq_bytes = caps.max_send_wr * wqe_max;
-  qp.sq_address = memory_.allocate(qp.sq_bytes);
-  qp.sq.resize(caps.max_send_wr);
-  qp.wqes.resize(caps.max_send_wr);
+  qp.sq.bytes = caps.max_send_wr * wqe_max;
+  qp.sq.address = memory_.allocate(qp.sq.bytes);
+  qp.sq.slots.resize(caps.max_send_wr);
+  qp.req.wqes.resize(caps.max_send_wr);
   if (own_rq) {
-    qp.rq = new_recv_queue(caps.max_recv_wr);
-    recv_queues_[qp.rq].owner = qp.index;
+    qp.resp.rq = new_recv_queue(caps.max_recv_wr);
+    recv_queues_[qp.resp.rq].owner = qp.index;
   } else {
-    qp.rq = srqs_[caps.srq];
-    recv_queues_[qp.rq].attached.push_back(qp.index);
+    qp.resp.rq = srqs_[caps.srq];
+    recv_queues_[qp.resp.rq].attached.push_back(qp.index);
   }
-  qp.atomic_results.resize(std::max<std::uint32_t>(params_.max_qp_dest_rd_atom, 1));
+  qp.resp.atomic_results.resize(std::max<std::uint32_t>(params_.max_qp_dest_rd_atom, 1));
   qp.context_address = memory_.allocate(params_.qp_context_bytes);
   qps_.push_back(std::move(qp));
   // The firmware command that creates the QP writes its context: it starts on the adapter.
@@ -141,7 +141,7 @@ std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpStat
     qp.attr.min_rnr_timer = attr.min_rnr_timer;
     qp.attr.max_dest_rd_atomic = attr.max_dest_rd_atomic;
     qp.mtu = static_cast<std::uint32_t>(attr.path_mtu);
-    qp.expected_psn = qp.attr.rq_psn;
+    qp.resp.expected_psn = qp.attr.rq_psn;
     break;
   case S::rts:
     if (qp.state != S::rtr)
@@ -155,10 +155,10 @@ std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpStat
     qp.attr.retry_cnt = attr.retry_cnt;
     qp.attr.rnr_retry = attr.rnr_retry;
     qp.attr.max_rd_atomic = std::max<std::uint8_t>(attr.max_rd_atomic, 1);
-    qp.next_psn = qp.attr.sq_psn;
-    qp.acked_psn = qp.highest_sent_psn = psn_add(qp.attr.sq_psn, psn_mask);
-    qp.retries_left = attr.retry_cnt;
-    qp.rnr_retries_left = attr.rnr_retry;
+    qp.req.next_psn = qp.attr.sq_psn;
+    qp.req.acked_psn = qp.req.highest_sent_psn = psn_add(qp.attr.sq_psn, psn_mask);
+    qp.req.retries_left = attr.retry_cnt;
+    qp.req.rnr_retries_left = attr.rnr_retry;
     break;
   case S::reset:
     return "RESET: not supported after creation";
@@ -193,24 +193,24 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
       result = {verbs::PostError::invalid_wr, posted};
       break;
     }
-    if (qp.sq_posted - qp.sq_freed >= depth) {
+    if (qp.sq.posted - qp.sq.freed >= depth) {
       result = {verbs::PostError::queue_full, posted};
       break;
     }
-    SendSlot& slot = qp.sq[qp.sq_posted % depth];
+    SendSlot& slot = qp.sq.slots[qp.sq.posted % depth];
     slot.wr = wr;
     slot.wqe_bytes = send_wqe_bytes(qp.type, wr, params_.wqe_basic_block_bytes);
-    if (qp.sq_byte_cursor + slot.wqe_bytes > qp.sq_bytes)
-      qp.sq_byte_cursor = 0; // the driver pads to the ring's end with a NOP
-    slot.address = qp.sq_address + qp.sq_byte_cursor;
-    qp.sq_byte_cursor += slot.wqe_bytes;
+    if (qp.sq.byte_cursor + slot.wqe_bytes > qp.sq.bytes)
+      qp.sq.byte_cursor = 0; // the driver pads to the ring's end with a NOP
+    slot.address = qp.sq.address + qp.sq.byte_cursor;
+    qp.sq.byte_cursor += slot.wqe_bytes;
     slot.inline_bytes.clear();
     if (wr.inline_data && memory_.keeps_contents()) {
       slot.inline_bytes.resize(wr.length_bytes);
       memory_.read(wr.local_address, slot.inline_bytes);
     }
     last_wqe_bytes = slot.wqe_bytes;
-    ++qp.sq_posted;
+    ++qp.sq.posted;
     if (qp.type == verbs::QpType::rc && wr.opcode != verbs::WrOpcode::rdma_read &&
         wr.opcode != verbs::WrOpcode::atomic_cmp_and_swp && wr.opcode != verbs::WrOpcode::atomic_fetch_and_add)
       ++qp.counters.rc_requests_posted;
@@ -220,7 +220,7 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
     return result;
   // One doorbell per post: BlueFlame copies a lone small WQE through write-combining MMIO instead.
   const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::doorbell), qp.index);
-  ops_[op].count = qp.sq_posted;
+  ops_[op].count = qp.sq.posted;
   const bool blueflame = qp.caps.blueflame && posted == 1 && last_wqe_bytes <= params_.blueflame_buffer_bytes;
   ops_[op].blueflame = blueflame;
   if (blueflame) {
@@ -244,9 +244,9 @@ verbs::PostResult Hca::post_recv(sim::Simulator& sim, std::uint32_t qpn, std::sp
   (void)sim;
   Qp& qp = qp_by_qpn(qpn);
   if (qp.state == verbs::QpState::reset || qp.state == verbs::QpState::error ||
-      recv_queues_[qp.rq].shared) // a QP on an SRQ has no receive queue of its own (EINVAL)
+      recv_queues_[qp.resp.rq].shared) // a QP on an SRQ has no receive queue of its own (EINVAL)
     return {verbs::PostError::invalid_state, 0};
-  return post_to(recv_queues_[qp.rq], wrs);
+  return post_to(recv_queues_[qp.resp.rq], wrs);
 }
 
 verbs::PostResult Hca::post_srq_recv(sim::Simulator& sim, std::uint32_t srq, std::span<const verbs::RecvWr> wrs) {
@@ -281,10 +281,10 @@ int Hca::poll_cq(std::uint32_t cq_index, std::span<verbs::WorkCompletion> out) {
     Qp& qp = qps_[e.qp_index];
     // A completion frees its WQE and every unsignaled one before it.
     if (e.is_send) {
-      qp.sq_freed = std::max(qp.sq_freed, e.wqe_index + 1);
+      qp.sq.freed = std::max(qp.sq.freed, e.wqe_index + 1);
     } else {
       // A QP's own queue frees in order, up to the completed WQE; an SRQ frees just that WQE's slot.
-      RecvQueue& rq = recv_queues_[qp.rq];
+      RecvQueue& rq = recv_queues_[qp.resp.rq];
       if (rq.shared) {
         rq.busy[e.wqe_index % rq.depth] = 0;
         ++rq.completed;

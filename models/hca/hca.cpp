@@ -390,10 +390,10 @@ void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
 // ---- Transmit side.
 
 void Hca::activate(sim::Simulator& sim, Qp& qp) {
-  if (qp.active)
+  if (qp.req.active)
     return;
   PortState& port = ports_[qp.attr.port - 1u];
-  qp.active = true;
+  qp.req.active = true;
   port.active.push_back(qp.index);
   pump_tx(sim, port);
 }
@@ -416,7 +416,7 @@ void Hca::pump_tx(sim::Simulator& sim, PortState& port) {
     const bool response = responder_can_build(qp);
     if (!response && !requester_can_build(qp)) {
       port.active.pop_front();
-      qp.active = false;
+      qp.req.active = false;
       continue;
     }
     // Room for a full packet's payload; the QP keeps its turn until a packet leaves and frees some.
@@ -430,7 +430,7 @@ void Hca::pump_tx(sim::Simulator& sim, PortState& port) {
     if (responder_can_build(qp) || requester_can_build(qp))
       port.active.push_back(index);
     else
-      qp.active = false;
+      qp.req.active = false;
   }
   try_transmit(sim, port);
 }
@@ -464,7 +464,7 @@ void Hca::read_payload(sim::Simulator& sim, const Qp& qp, const PortState& port,
 
 sim::Time Hca::engine_build_time(sim::Simulator& sim, Qp& qp) {
   contexts_.touch(qp.index); // the engine holds it while it works for the QP: a use, never a miss
-  return send_engines_.reserve(sim.now(), qp.tx_busy, params_.tx_packet_processing);
+  return send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.tx_packet_processing);
 }
 
 void Hca::send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet) {
@@ -502,7 +502,7 @@ void Hca::try_transmit(sim::Simulator& sim, PortState& port) {
     TxEntry& entry = tx_entries_[th];
     if (!entry.payload_in)
       return; // its DMA read wakes us
-    if (entry.generation != qps_[entry.qp_index].tx_generation) {
+    if (entry.generation != qps_[entry.qp_index].req.tx_generation) {
       // Built before a rewind: go-back-N rebuilds it.
       port.data.pop_front();
       port.payload_buffered -= entry.payload_bytes;
@@ -544,8 +544,8 @@ void Hca::on_tx_done(sim::Simulator& sim, PortState& port) {
     Qp& qp = qps_[entry.qp_index];
     // UC and UD requests complete when their last packet has left.
     if (entry.is_request && entry.last_of_message && qp.type != verbs::QpType::rc &&
-        entry.generation == qp.tx_generation) {
-      qp.wqes[entry.wqe_index % qp.caps.max_send_wr].done = true;
+        entry.generation == qp.req.tx_generation) {
+      qp.req.wqes[entry.wqe_index % qp.caps.max_send_wr].done = true;
       complete_requests(sim, qp);
     }
     tx_entries_.release(port.sending);
@@ -560,14 +560,14 @@ std::string Hca::check_quiescent() const {
   for (const Qp& qp : qps_) {
     if (qp.state == verbs::QpState::reset)
       continue;
-    if (qp.uncompleted != qp.sq_posted)
-      return "QP " + std::to_string(qp.qpn) + ": " + std::to_string(qp.sq_posted - qp.uncompleted) +
+    if (qp.req.uncompleted != qp.sq.posted)
+      return "QP " + std::to_string(qp.qpn) + ": " + std::to_string(qp.sq.posted - qp.req.uncompleted) +
              " send work requests never completed";
-    if (!qp.parked.empty())
+    if (!qp.resp.parked.empty())
       return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
     if (qp.context_loading || !qp.rx_waiting.empty())
       return "QP " + std::to_string(qp.qpn) + ": still waiting for its context";
-    if (!qp.claims.empty())
+    if (!qp.resp.claims.empty())
       return "QP " + std::to_string(qp.qpn) + ": receive WQEs claimed by messages never placed";
     // Every message the responder accepted (and acknowledged) reached the program, unless the QP failed.
     if (qp.type == verbs::QpType::rc && qp.state != verbs::QpState::error &&

@@ -222,7 +222,6 @@ private:
   struct PortState;
   struct TxEntry;
   struct DmaOp;
-  struct ReadJob;
   using TxHandle = sim::Handle<TxEntry>;
   using DmaHandle = sim::Handle<DmaOp>;
 

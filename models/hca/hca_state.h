@@ -84,7 +84,7 @@ struct Hca::RecvQueue {
   std::uint64_t cache_misses = 0; ///< messages whose WQE was not in the cache when they were accepted
 };
 
-struct Hca::ReadJob {
+struct ReadJob {
   std::uint32_t first_psn;
   std::uint64_t address; ///< responder memory
   std::uint32_t length;
@@ -92,29 +92,23 @@ struct Hca::ReadJob {
   std::uint32_t next_packet; ///< packets built so far
 };
 
-struct Hca::Qp {
-  verbs::QpType type = verbs::QpType::rc;
-  verbs::QpState state = verbs::QpState::reset;
-  std::uint32_t qpn = 0;
-  std::uint32_t index = 0;
-  verbs::QpCaps caps;
-  verbs::QpAttr attr;
-  std::uint32_t send_cq = 0, recv_cq = 0;
-  std::uint32_t mtu = 4096;
-
-  // Host memory (written by the driver, read by the HCA's DMA).
-  std::uint64_t sq_address = 0;
-  std::uint32_t sq_bytes = 0;       ///< ring size
-  std::uint32_t sq_byte_cursor = 0; ///< where the next WQE goes
-  std::vector<SendSlot> sq;
-  std::uint32_t sq_posted = 0, sq_freed = 0; ///< driver: WQEs written, and freed by polled completions
-
-  // Requester (device side).
+/// A send queue: its ring in host memory as the driver writes it, and how far the adapter has read it.
+struct SendQueue {
+  std::uint64_t address = 0;
+  std::uint32_t bytes = 0;       ///< ring size
+  std::uint32_t byte_cursor = 0; ///< where the next WQE goes
+  std::vector<SendSlot> slots;
+  std::uint32_t posted = 0, freed = 0; ///< driver: WQEs written, and freed by polled completions
+  // Device side.
   std::uint32_t doorbell_producer = 0; ///< the latest producer index a doorbell announced
   std::uint32_t fetched = 0;           ///< WQEs on the HCA (fetched or arrived by BlueFlame)
   bool fetching = false;
-  std::uint32_t processing = 0;    ///< WQEs handed to the send engine
-  std::uint32_t processed = 0;     ///< WQEs the send engine has finished with
+};
+
+/// The requester's transport state (IBA vol 1 §9.7, the requester's side) and its place in the send pipeline.
+struct Requester {
+  std::uint32_t processing = 0;    ///< WQEs handed to the send engines
+  std::uint32_t processed = 0;     ///< WQEs the send engines have finished with
   std::vector<WqeState> wqes;      ///< by WQE index modulo the queue depth
   std::uint32_t cursor_wqe = 0;    ///< next request packet: its WQE ...
   std::uint32_t cursor_packet = 0; ///< ... and its packet within the message
@@ -128,16 +122,14 @@ struct Hca::Qp {
   bool retry_timer_pending = false;
   bool rnr_waiting = false;
   std::uint32_t rnr_resume_psn = 0;
-  std::uint32_t tx_generation = 0;          ///< bumped on rewind: packets built before are discarded unsent
-  sim::Time tx_busy;                        ///< its last work item on the send engines ends here
-  sim::Time rx_busy;                        ///< and on the receive engines
-  std::uint64_t context_address = 0;        ///< its context in host memory (ICM)
-  bool context_loading = false;             ///< its context is being read (or waits for a read slot)
-  std::uint32_t wqes_waiting = 0;           ///< WQEs fetched while it was, not yet handed to the send engines
-  sim::Ring<link::PacketHandle> rx_waiting; ///< packets arrived while it was
-  bool active = false;                      ///< in its port's builder ring
+  std::uint32_t tx_generation = 0; ///< bumped on rewind: packets built before are discarded unsent
+  sim::Time tx_busy;               ///< its last work item on the send engines ends here
+  bool active = false;             ///< in its port's builder ring
+};
 
-  // Responder.
+/// The responder's state (IBA vol 1 §9.7, the responder's side): PSN checks, the message being placed, the RECV
+/// WQEs its messages claimed, and the READs and atomics it serves.
+struct Responder {
   std::uint32_t expected_psn = 0;
   std::uint32_t msn = 0;
   bool nak_sent = false;
@@ -152,9 +144,32 @@ struct Hca::Qp {
   std::uint64_t write_address = 0;
   std::uint32_t write_length = 0;
   sim::Ring<ReadJob> read_jobs;
-  std::uint32_t responder_busy = 0; ///< READs and atomics being served
+  std::uint32_t busy = 0; ///< READs and atomics being served
   std::vector<AtomicResult> atomic_results;
   std::uint32_t atomic_results_next = 0;
+  sim::Time rx_busy; ///< its last packet on the receive engines is checked here
+};
+
+/// A QP: what the driver set up, its send queue, and the adapter's requester and responder state for it.
+struct Hca::Qp {
+  verbs::QpType type = verbs::QpType::rc;
+  verbs::QpState state = verbs::QpState::reset;
+  std::uint32_t qpn = 0;
+  std::uint32_t index = 0;
+  verbs::QpCaps caps;
+  verbs::QpAttr attr;
+  std::uint32_t send_cq = 0, recv_cq = 0;
+  std::uint32_t mtu = 4096;
+
+  SendQueue sq;
+  Requester req;
+  Responder resp;
+
+  // Its context (QP-context cache).
+  std::uint64_t context_address = 0;        ///< in host memory (ICM)
+  bool context_loading = false;             ///< being read (or waiting for a read slot)
+  std::uint32_t wqes_waiting = 0;           ///< WQEs fetched meanwhile, not yet handed to the send engines
+  sim::Ring<link::PacketHandle> rx_waiting; ///< packets arrived meanwhile
 
   QpCounters counters;
 };

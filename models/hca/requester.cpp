@@ -78,11 +78,11 @@ void Hca::on_doorbell(sim::Simulator& sim, DmaHandle h) {
   ops_.release(h);
   if (qp.state == verbs::QpState::error)
     return;
-  if (static_cast<std::int32_t>(producer - qp.doorbell_producer) > 0)
-    qp.doorbell_producer = producer;
-  if (blueflame && qp.fetched + 1 == producer && !qp.fetching) {
+  if (static_cast<std::int32_t>(producer - qp.sq.doorbell_producer) > 0)
+    qp.sq.doorbell_producer = producer;
+  if (blueflame && qp.sq.fetched + 1 == producer && !qp.sq.fetching) {
     // The WQE came with the doorbell: nothing to fetch.
-    qp.wqes[qp.fetched % qp.caps.max_send_wr].blueflame = true;
+    qp.req.wqes[qp.sq.fetched % qp.caps.max_send_wr].blueflame = true;
     on_wqes_fetched(sim, qp, 1);
     return;
   }
@@ -97,21 +97,21 @@ void Hca::on_wqe_fetch_done(sim::Simulator& sim, DmaHandle h) {
 }
 
 void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
-  if (qp.fetching || qp.fetched == qp.doorbell_producer)
+  if (qp.sq.fetching || qp.sq.fetched == qp.sq.doorbell_producer)
     return;
   // One DMA read for the new WQEs that lie contiguously in the ring.
   const std::uint32_t depth = qp.caps.max_send_wr;
-  const SendSlot& first = qp.sq[qp.fetched % depth];
+  const SendSlot& first = qp.sq.slots[qp.sq.fetched % depth];
   std::uint32_t count = 0;
   std::uint32_t bytes = 0;
-  while (qp.fetched + count != qp.doorbell_producer) {
-    const SendSlot& s = qp.sq[(qp.fetched + count) % depth];
+  while (qp.sq.fetched + count != qp.sq.doorbell_producer) {
+    const SendSlot& s = qp.sq.slots[(qp.sq.fetched + count) % depth];
     if (s.address != first.address + bytes)
       break;
     bytes += s.wqe_bytes;
     ++count;
   }
-  qp.fetching = true;
+  qp.sq.fetching = true;
   const DmaHandle h = new_op(sim, static_cast<std::uint8_t>(Purpose::wqe_fetch), qp.index);
   ops_[h].count = count;
   ops_[h].bytes = bytes;
@@ -121,15 +121,15 @@ void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
 }
 
 void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
-  qp.fetching = false;
+  qp.sq.fetching = false;
   const std::uint32_t depth = qp.caps.max_send_wr;
   for (std::uint32_t k = 0; k < count; ++k) {
-    WqeState& w = qp.wqes[(qp.fetched + k) % depth];
+    WqeState& w = qp.req.wqes[(qp.sq.fetched + k) % depth];
     const bool blueflame = w.blueflame;
     w = WqeState{};
     w.blueflame = blueflame;
   }
-  qp.fetched += count;
+  qp.sq.fetched += count;
   if (qp.state == verbs::QpState::error)
     return;
   if (context_ready(sim, qp))
@@ -142,18 +142,18 @@ void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
 void Hca::process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   // The send engines parse the WQEs one after another (one engine at a time per QP).
   for (std::uint32_t k = 0; k < count; ++k) {
-    const sim::Time t = send_engines_.reserve(sim.now(), qp.tx_busy, params_.wqe_processing);
+    const sim::Time t = send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.wqe_processing);
     sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::wqe_processed), qp.index);
   }
-  qp.processing += count;
+  qp.req.processing += count;
 }
 
 void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
-  if (qp.state == verbs::QpState::error || qp.processed == qp.processing)
+  if (qp.state == verbs::QpState::error || qp.req.processed == qp.req.processing)
     return;
   const std::uint32_t depth = qp.caps.max_send_wr;
-  const SendSlot& slot = qp.sq[qp.processed % depth];
-  WqeState& w = qp.wqes[qp.processed % depth];
+  const SendSlot& slot = qp.sq.slots[qp.req.processed % depth];
+  WqeState& w = qp.req.wqes[qp.req.processed % depth];
   const WrOpcode op = slot.wr.opcode;
   if (op == WrOpcode::rdma_read) {
     w.packets = 1;
@@ -163,29 +163,29 @@ void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
   } else {
     w.packets = w.psn_count = packets_of(slot.wr.length_bytes, qp.mtu);
   }
-  ++qp.processed;
+  ++qp.req.processed;
   activate(sim, qp);
 }
 
 bool Hca::requester_can_build(const Qp& qp) const {
-  if (qp.state != verbs::QpState::rts || qp.rnr_waiting || qp.cursor_wqe == qp.processed)
+  if (qp.state != verbs::QpState::rts || qp.req.rnr_waiting || qp.req.cursor_wqe == qp.req.processed)
     return false;
-  const WrOpcode op = qp.sq[qp.cursor_wqe % qp.caps.max_send_wr].wr.opcode;
-  return !is_read_like(op) || qp.reads_outstanding < qp.attr.max_rd_atomic;
+  const WrOpcode op = qp.sq.slots[qp.req.cursor_wqe % qp.caps.max_send_wr].wr.opcode;
+  return !is_read_like(op) || qp.req.reads_outstanding < qp.attr.max_rd_atomic;
 }
 
 void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   const std::uint32_t depth = qp.caps.max_send_wr;
-  const std::uint32_t index = qp.cursor_wqe;
-  const SendSlot& slot = qp.sq[index % depth];
+  const std::uint32_t index = qp.req.cursor_wqe;
+  const SendSlot& slot = qp.sq.slots[index % depth];
   const verbs::SendWr& wr = slot.wr;
-  WqeState& w = qp.wqes[index % depth];
-  const std::uint32_t i = qp.cursor_packet;
+  WqeState& w = qp.req.wqes[index % depth];
+  const std::uint32_t i = qp.req.cursor_packet;
   if (i == 0)
-    w.first_psn = qp.next_psn;
-  const std::uint32_t psn = qp.next_psn;
-  const bool retransmission =
-      qp.type == verbs::QpType::rc && psn_diff(psn, qp.highest_sent_psn) <= 0 && psn_diff(psn, qp.acked_psn) > 0;
+    w.first_psn = qp.req.next_psn;
+  const std::uint32_t psn = qp.req.next_psn;
+  const bool retransmission = qp.type == verbs::QpType::rc && psn_diff(psn, qp.req.highest_sent_psn) <= 0 &&
+                              psn_diff(psn, qp.req.acked_psn) > 0;
 
   link::Opcode opcode;
   std::uint32_t payload = 0;
@@ -219,7 +219,7 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   TxEntry& entry = tx_entries_[th];
   entry.packet = packet;
   entry.qp_index = qp.index;
-  entry.generation = qp.tx_generation;
+  entry.generation = qp.req.tx_generation;
   entry.wqe_index = index;
   entry.payload_bytes = payload;
   entry.ready_at = engine_build_time(sim, qp);
@@ -240,15 +240,15 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
     qp.counters.bytes_sent += wr.length_bytes;
   }
   if (is_read_like(wr.opcode)) {
-    ++qp.reads_outstanding;
-    qp.counters.peak_reads_outstanding = std::max(qp.counters.peak_reads_outstanding, qp.reads_outstanding);
+    ++qp.req.reads_outstanding;
+    qp.counters.peak_reads_outstanding = std::max(qp.counters.peak_reads_outstanding, qp.req.reads_outstanding);
     w.counted_read = true;
     w.responses_in = 0;
   }
-  qp.next_psn = psn_add(qp.next_psn, is_read_like(wr.opcode) ? w.psn_count : 1);
-  if (++qp.cursor_packet == w.packets) {
-    qp.cursor_packet = 0;
-    ++qp.cursor_wqe;
+  qp.req.next_psn = psn_add(qp.req.next_psn, is_read_like(wr.opcode) ? w.psn_count : 1);
+  if (++qp.req.cursor_packet == w.packets) {
+    qp.req.cursor_packet = 0;
+    ++qp.req.cursor_wqe;
   }
 }
 
@@ -256,82 +256,82 @@ void Hca::on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
   if (qp.type != verbs::QpType::rc)
     return;
   const link::Packet& p = wire_.packets[entry.packet];
-  const WqeState& w = qp.wqes[entry.wqe_index % qp.caps.max_send_wr];
-  const WrOpcode op = qp.sq[entry.wqe_index % qp.caps.max_send_wr].wr.opcode;
+  const WqeState& w = qp.req.wqes[entry.wqe_index % qp.caps.max_send_wr];
+  const WrOpcode op = qp.sq.slots[entry.wqe_index % qp.caps.max_send_wr].wr.opcode;
   const std::uint32_t last_psn = op == WrOpcode::rdma_read ? psn_add(p.psn, w.psn_count - 1) : p.psn;
-  if (psn_diff(last_psn, qp.highest_sent_psn) > 0)
-    qp.highest_sent_psn = last_psn;
-  if (qp.retry_deadline == sim::Time::max())
+  if (psn_diff(last_psn, qp.req.highest_sent_psn) > 0)
+    qp.req.highest_sent_psn = last_psn;
+  if (qp.req.retry_deadline == sim::Time::max())
     arm_retry_timer(sim, qp);
 }
 
 void Hca::arm_retry_timer(sim::Simulator& sim, Qp& qp) {
   if (qp.attr.timeout == 0) // infinite
     return;
-  qp.retry_deadline =
+  qp.req.retry_deadline =
       sim.now() + sim::Time::from_ps(4'096'000) * (std::int64_t{1} << std::min<int>(qp.attr.timeout, 31));
-  if (!qp.retry_timer_pending) {
-    qp.retry_timer_pending = true;
-    sim.schedule(qp.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
+  if (!qp.req.retry_timer_pending) {
+    qp.req.retry_timer_pending = true;
+    sim.schedule(qp.req.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
   }
 }
 
 void Hca::on_retry_timer(sim::Simulator& sim, Qp& qp) {
-  qp.retry_timer_pending = false;
-  if (qp.state != verbs::QpState::rts || qp.retry_deadline == sim::Time::max())
+  qp.req.retry_timer_pending = false;
+  if (qp.state != verbs::QpState::rts || qp.req.retry_deadline == sim::Time::max())
     return;
-  if (sim.now() < qp.retry_deadline) { // pushed back by progress since it was scheduled
-    qp.retry_timer_pending = true;
-    sim.schedule(qp.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
+  if (sim.now() < qp.req.retry_deadline) { // pushed back by progress since it was scheduled
+    qp.req.retry_timer_pending = true;
+    sim.schedule(qp.req.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
     return;
   }
-  qp.retry_deadline = sim::Time::max();
-  if (psn_diff(qp.highest_sent_psn, qp.acked_psn) <= 0 || qp.rnr_waiting)
+  qp.req.retry_deadline = sim::Time::max();
+  if (psn_diff(qp.req.highest_sent_psn, qp.req.acked_psn) <= 0 || qp.req.rnr_waiting)
     return;
   ++qp.counters.timeouts;
-  if (qp.retries_left == 0) {
+  if (qp.req.retries_left == 0) {
     fail_qp(sim, qp, verbs::WcStatus::retry_exc_err);
     return;
   }
-  --qp.retries_left;
-  rewind(sim, qp, psn_add(qp.acked_psn, 1));
+  --qp.req.retries_left;
+  rewind(sim, qp, psn_add(qp.req.acked_psn, 1));
 }
 
 void Hca::on_rnr_timer(sim::Simulator& sim, Qp& qp) {
-  if (!qp.rnr_waiting || qp.state != verbs::QpState::rts)
+  if (!qp.req.rnr_waiting || qp.state != verbs::QpState::rts)
     return;
-  qp.rnr_waiting = false;
-  rewind(sim, qp, qp.rnr_resume_psn);
+  qp.req.rnr_waiting = false;
+  rewind(sim, qp, qp.req.rnr_resume_psn);
 }
 
 void Hca::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
   const std::uint32_t depth = qp.caps.max_send_wr;
   // Find the WQE the PSN belongs to among those built; every WQE from there on is built again.
-  std::uint32_t index = qp.uncompleted;
-  for (; index != qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u); ++index) {
-    const WqeState& w = qp.wqes[index % depth];
+  std::uint32_t index = qp.req.uncompleted;
+  for (; index != qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u); ++index) {
+    const WqeState& w = qp.req.wqes[index % depth];
     if (psn_diff(psn, w.first_psn) >= 0 && psn_diff(psn, psn_add(w.first_psn, w.psn_count)) < 0)
       break;
   }
-  if (index == qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u)) {
+  if (index == qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u)) {
     // Nothing built at that PSN: only the timer state changes.
     arm_retry_timer(sim, qp);
     return;
   }
-  for (std::uint32_t k = index; k != qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u); ++k) {
-    WqeState& w = qp.wqes[k % depth];
+  for (std::uint32_t k = index; k != qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u); ++k) {
+    WqeState& w = qp.req.wqes[k % depth];
     if (w.counted_read) {
       w.counted_read = false;
-      --qp.reads_outstanding;
+      --qp.req.reads_outstanding;
     }
     w.responses_in = 0;
   }
-  WqeState& w = qp.wqes[index % depth];
-  const bool whole = is_read_like(qp.sq[index % depth].wr.opcode);
-  qp.cursor_wqe = index;
-  qp.cursor_packet = whole ? 0 : static_cast<std::uint32_t>(psn_diff(psn, w.first_psn));
-  qp.next_psn = whole ? w.first_psn : psn;
-  ++qp.tx_generation;
+  WqeState& w = qp.req.wqes[index % depth];
+  const bool whole = is_read_like(qp.sq.slots[index % depth].wr.opcode);
+  qp.req.cursor_wqe = index;
+  qp.req.cursor_packet = whole ? 0 : static_cast<std::uint32_t>(psn_diff(psn, w.first_psn));
+  qp.req.next_psn = whole ? w.first_psn : psn;
+  ++qp.req.tx_generation;
   arm_retry_timer(sim, qp);
   activate(sim, qp);
 }
@@ -352,16 +352,16 @@ void Hca::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet
     ++qp.counters.rnr_naks_received;
     acknowledge_upto(sim, qp, psn_add(packet.psn, psn_mask));
     if (qp.attr.rnr_retry != 7) {
-      if (qp.rnr_retries_left == 0) {
+      if (qp.req.rnr_retries_left == 0) {
         fail_qp(sim, qp, verbs::WcStatus::rnr_retry_exc_err);
         return;
       }
-      --qp.rnr_retries_left;
+      --qp.req.rnr_retries_left;
     }
-    qp.rnr_waiting = true;
-    qp.rnr_resume_psn = packet.psn;
-    qp.retry_deadline = sim::Time::max();
-    ++qp.tx_generation;
+    qp.req.rnr_waiting = true;
+    qp.req.rnr_resume_psn = packet.psn;
+    qp.req.retry_deadline = sim::Time::max();
+    ++qp.req.tx_generation;
     sim.schedule_in(rnr_timer_duration(h.nak_timer), self_, static_cast<std::uint8_t>(Kind::rnr_timer), qp.index);
     return;
   case Aeth::nak_invalid_request:
@@ -375,34 +375,35 @@ void Hca::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet
 }
 
 void Hca::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
-  if (psn_diff(psn, qp.acked_psn) <= 0 || psn_diff(psn, qp.highest_sent_psn) > 0)
+  if (psn_diff(psn, qp.req.acked_psn) <= 0 || psn_diff(psn, qp.req.highest_sent_psn) > 0)
     return;
   // Requests up to `psn` are acknowledged; a READ or atomic there whose answer is missing stops the advance
   // (its responses were lost: the retry timer asks again).
   const std::uint32_t depth = qp.caps.max_send_wr;
-  const std::uint32_t built_end = qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u);
-  for (std::uint32_t k = qp.uncompleted; k != built_end; ++k) {
-    WqeState& w = qp.wqes[k % depth];
+  const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
+  for (std::uint32_t k = qp.req.uncompleted; k != built_end; ++k) {
+    WqeState& w = qp.req.wqes[k % depth];
     if (w.done)
       continue;
     if (psn_diff(psn, w.first_psn) < 0)
       break;
-    if (is_read_like(qp.sq[k % depth].wr.opcode)) {
+    if (is_read_like(qp.sq.slots[k % depth].wr.opcode)) {
       psn = psn_add(w.first_psn, psn_mask);
       break;
     }
-    if (psn_diff(psn, psn_add(w.first_psn, w.psn_count - 1)) >= 0 && (k != qp.cursor_wqe || qp.cursor_packet == 0))
+    if (psn_diff(psn, psn_add(w.first_psn, w.psn_count - 1)) >= 0 &&
+        (k != qp.req.cursor_wqe || qp.req.cursor_packet == 0))
       w.done = true;
     else
       break;
   }
-  if (psn_diff(psn, qp.acked_psn) <= 0)
+  if (psn_diff(psn, qp.req.acked_psn) <= 0)
     return;
-  qp.acked_psn = psn;
-  qp.retries_left = qp.attr.retry_cnt;
-  qp.rnr_retries_left = qp.attr.rnr_retry;
-  qp.retry_deadline = sim::Time::max();
-  if (psn_diff(qp.highest_sent_psn, qp.acked_psn) > 0)
+  qp.req.acked_psn = psn;
+  qp.req.retries_left = qp.attr.retry_cnt;
+  qp.req.rnr_retries_left = qp.attr.rnr_retry;
+  qp.req.retry_deadline = sim::Time::max();
+  if (psn_diff(qp.req.highest_sent_psn, qp.req.acked_psn) > 0)
     arm_retry_timer(sim, qp);
   complete_requests(sim, qp);
 }
@@ -414,21 +415,21 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
     return;
   }
   const std::uint32_t depth = qp.caps.max_send_wr;
-  const std::uint32_t built_end = qp.cursor_wqe + (qp.cursor_packet > 0 ? 1u : 0u);
-  std::uint32_t k = qp.uncompleted;
+  const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
+  std::uint32_t k = qp.req.uncompleted;
   for (; k != built_end; ++k) {
-    const WqeState& w = qp.wqes[k % depth];
-    if (!w.done && is_read_like(qp.sq[k % depth].wr.opcode) && psn_diff(p.psn, w.first_psn) >= 0 &&
+    const WqeState& w = qp.req.wqes[k % depth];
+    if (!w.done && is_read_like(qp.sq.slots[k % depth].wr.opcode) && psn_diff(p.psn, w.first_psn) >= 0 &&
         psn_diff(p.psn, psn_add(w.first_psn, w.psn_count)) < 0)
       break;
   }
-  if (k == built_end || !qp.wqes[k % depth].counted_read) {
+  if (k == built_end || !qp.req.wqes[k % depth].counted_read) {
     ++qp.counters.duplicates_received; // an answer to a request given up on, or a duplicate
     consume_packet(sim, handle);
     return;
   }
-  WqeState& w = qp.wqes[k % depth];
-  const verbs::SendWr& wr = qp.sq[k % depth].wr;
+  WqeState& w = qp.req.wqes[k % depth];
+  const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
   if (p.psn != psn_add(w.first_psn, w.responses_in)) {
     ++qp.counters.dropped; // a gap: the timer asks again
     consume_packet(sim, handle);
@@ -466,18 +467,18 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
   }
   // A response in sequence is forward progress, which restarts the transport timer (IBA vol. 1 ch. 9): else a READ
   // whose responses take longer than the timeout to stream in would be retried from its start until it failed.
-  qp.retries_left = qp.attr.retry_cnt;
+  qp.req.retries_left = qp.attr.retry_cnt;
   arm_retry_timer(sim, qp);
   if (w.responses_in == w.psn_count) {
     w.done = true;
     w.counted_read = false;
-    --qp.reads_outstanding;
+    --qp.req.reads_outstanding;
     const std::uint32_t last = psn_add(w.first_psn, w.psn_count - 1);
-    if (psn_diff(last, qp.acked_psn) > 0) {
-      qp.acked_psn = last;
-      qp.retries_left = qp.attr.retry_cnt;
-      qp.retry_deadline = sim::Time::max();
-      if (psn_diff(qp.highest_sent_psn, qp.acked_psn) > 0)
+    if (psn_diff(last, qp.req.acked_psn) > 0) {
+      qp.req.acked_psn = last;
+      qp.req.retries_left = qp.attr.retry_cnt;
+      qp.req.retry_deadline = sim::Time::max();
+      if (psn_diff(qp.req.highest_sent_psn, qp.req.acked_psn) > 0)
         arm_retry_timer(sim, qp);
     }
     complete_requests(sim, qp);
@@ -487,9 +488,9 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
 
 void Hca::complete_requests(sim::Simulator& sim, Qp& qp) {
   const std::uint32_t depth = qp.caps.max_send_wr;
-  while (qp.uncompleted != qp.processed && qp.wqes[qp.uncompleted % depth].done) {
-    const std::uint32_t k = qp.uncompleted;
-    const verbs::SendWr& wr = qp.sq[k % depth].wr;
+  while (qp.req.uncompleted != qp.req.processed && qp.req.wqes[qp.req.uncompleted % depth].done) {
+    const std::uint32_t k = qp.req.uncompleted;
+    const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
     if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode)) {
       requester_bytes_completed_ += wr.length_bytes;
       ++qp.counters.rc_requests_completed;
@@ -503,7 +504,7 @@ void Hca::complete_requests(sim::Simulator& sim, Qp& qp) {
       wc.qp_num = qp.qpn;
       write_cqe(sim, qp.send_cq, wc, qp.index, k, true);
     }
-    ++qp.uncompleted;
+    ++qp.req.uncompleted;
   }
 }
 
@@ -512,14 +513,14 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     return;
   qp.state = verbs::QpState::error;
   ++failed_qps_;
-  ++qp.tx_generation;
-  qp.rnr_waiting = false;
-  qp.retry_deadline = sim::Time::max();
+  ++qp.req.tx_generation;
+  qp.req.rnr_waiting = false;
+  qp.req.retry_deadline = sim::Time::max();
   const std::uint32_t depth = qp.caps.max_send_wr;
   // The WQE that failed reports why; every other outstanding one is flushed (completions regardless of signaling).
   bool first = true;
-  for (std::uint32_t k = qp.uncompleted; k != qp.sq_posted; ++k) {
-    const verbs::SendWr& wr = qp.sq[k % depth].wr;
+  for (std::uint32_t k = qp.req.uncompleted; k != qp.sq.posted; ++k) {
+    const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
     verbs::WorkCompletion wc;
     wc.wr_id = wr.wr_id;
     wc.status = first && status != verbs::WcStatus::wr_flush_err ? status : verbs::WcStatus::wr_flush_err;
@@ -531,12 +532,12 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
       ++qp.counters.rc_requests_failed;
     first = false;
   }
-  qp.uncompleted = qp.sq_posted;
-  qp.processed = qp.processing = qp.cursor_wqe = qp.fetched = qp.doorbell_producer = qp.sq_posted;
-  qp.cursor_packet = 0;
+  qp.req.uncompleted = qp.sq.posted;
+  qp.req.processed = qp.req.processing = qp.req.cursor_wqe = qp.sq.fetched = qp.sq.doorbell_producer = qp.sq.posted;
+  qp.req.cursor_packet = 0;
   // Receive WQEs: the one a message is being placed into, those claimed by accepted messages, and (for the QP's own
   // queue) every other posted one are flushed; an SRQ keeps its unclaimed WQEs for its other QPs.
-  RecvQueue& rq = recv_queues_[qp.rq];
+  RecvQueue& rq = recv_queues_[qp.resp.rq];
   const auto flush_recv = [&](std::uint32_t k) {
     verbs::WorkCompletion wc;
     wc.wr_id = rq.ring[k % rq.depth].wr_id;
@@ -546,10 +547,10 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     write_cqe(sim, qp.recv_cq, wc, qp.index, k, false);
     ++qp.counters.error_completions;
   };
-  if (qp.in_message && qp.recv_in_use)
-    flush_recv(qp.recv_index);
-  for (; !qp.claims.empty(); qp.claims.pop_front())
-    flush_recv(qp.claims.front());
+  if (qp.resp.in_message && qp.resp.recv_in_use)
+    flush_recv(qp.resp.recv_index);
+  for (; !qp.resp.claims.empty(); qp.resp.claims.pop_front())
+    flush_recv(qp.resp.claims.front());
   if (!rq.shared) {
     for (std::uint32_t k = rq.claimed; k != rq.posted; ++k)
       flush_recv(k);
@@ -557,11 +558,11 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     if (!rq.fetching)
       rq.fetch_end = rq.posted;
   }
-  qp.in_message = false;
-  qp.recv_in_use = false;
-  while (!qp.parked.empty()) {
-    consume_packet(sim, qp.parked.front());
-    qp.parked.pop_front();
+  qp.resp.in_message = false;
+  qp.resp.recv_in_use = false;
+  while (!qp.resp.parked.empty()) {
+    consume_packet(sim, qp.resp.parked.front());
+    qp.resp.parked.pop_front();
   }
 }
 

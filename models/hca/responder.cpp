@@ -82,7 +82,7 @@ void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHa
 
 void Hca::receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   // The receive engines check a QP's packets in arrival order (one engine at a time per QP).
-  const sim::Time t = receive_engines_.reserve(sim.now(), qp.rx_busy, params_.rx_packet_processing);
+  const sim::Time t = receive_engines_.reserve(sim.now(), qp.resp.rx_busy, params_.rx_packet_processing);
   sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::rx_processed), handle.value);
 }
 
@@ -129,63 +129,63 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
       consume_packet(sim, handle);
       return;
     }
-    qp.parked.push_back(handle);
+    qp.resp.parked.push_back(handle);
     drain_parked(sim, qp);
     return;
   }
 
   if (qp.type == verbs::QpType::uc) {
     // No ACKs, no retries: a gap drops the rest of the message; the next FIRST or ONLY resynchronizes.
-    if (p.psn != qp.expected_psn) {
-      qp.message_failed = true;
+    if (p.psn != qp.resp.expected_psn) {
+      qp.resp.message_failed = true;
       if (!starts_message(op)) {
         ++qp.counters.dropped;
-        qp.expected_psn = psn_add(p.psn, 1);
+        qp.resp.expected_psn = psn_add(p.psn, 1);
         consume_packet(sim, handle);
         return;
       }
     }
-    if (!starts_message(op) && qp.message_failed) {
+    if (!starts_message(op) && qp.resp.message_failed) {
       ++qp.counters.dropped;
-      qp.expected_psn = psn_add(p.psn, 1);
+      qp.resp.expected_psn = psn_add(p.psn, 1);
       consume_packet(sim, handle);
       return;
     }
     if (starts_message(op)) {
-      if (qp.in_message && is_send(op) && !qp.message_failed) {
+      if (qp.resp.in_message && is_send(op) && !qp.resp.message_failed) {
         // unreachable for a well-formed stream; the old message is abandoned
       }
-      qp.message_failed = false;
-      qp.in_message = false;
+      qp.resp.message_failed = false;
+      qp.resp.in_message = false;
     }
   } else {
-    const std::int32_t d = psn_diff(p.psn, qp.expected_psn);
+    const std::int32_t d = psn_diff(p.psn, qp.resp.expected_psn);
     if (d < 0) { // duplicate: answered again, never executed again
       ++qp.counters.duplicates_received;
       if (op == Opcode::rdma_read_request) {
         start_read_response(sim, qp, p, headers_of(handle));
       } else if (op == Opcode::compare_swap || op == Opcode::fetch_add) {
-        for (const AtomicResult& r : qp.atomic_results) {
+        for (const AtomicResult& r : qp.resp.atomic_results) {
           if (r.valid && r.psn == p.psn) {
             const link::PacketHandle ack =
                 new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, p.psn, qp.attr.dest_qpn);
             headers_of(ack).original = r.original;
-            headers_of(ack).msn = qp.msn;
+            headers_of(ack).msn = qp.resp.msn;
             send_control(sim, qp, ack);
             break;
           }
         }
       } else if (p.ack_request) {
-        send_ack(sim, qp, Aeth::ack, psn_add(qp.expected_psn, psn_mask));
+        send_ack(sim, qp, Aeth::ack, psn_add(qp.resp.expected_psn, psn_mask));
       }
       consume_packet(sim, handle);
       return;
     }
     if (d > 0) { // a gap: one NAK, then silence until the missing PSN comes
-      if (!qp.nak_sent) {
-        qp.nak_sent = true;
+      if (!qp.resp.nak_sent) {
+        qp.resp.nak_sent = true;
         ++qp.counters.sequence_naks_sent;
-        send_ack(sim, qp, Aeth::nak_sequence, qp.expected_psn);
+        send_ack(sim, qp, Aeth::nak_sequence, qp.resp.expected_psn);
       }
       ++qp.counters.dropped;
       consume_packet(sim, handle);
@@ -195,19 +195,19 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
 
   // The expected packet.
   if (op == Opcode::rdma_read_request) {
-    qp.nak_sent = false;
+    qp.resp.nak_sent = false;
     const TransportHeaders& h = headers_of(handle);
     const std::uint32_t responses = h.dma_length == 0 ? 1 : (h.dma_length + qp.mtu - 1) / qp.mtu;
     start_read_response(sim, qp, p, h);
-    qp.expected_psn = psn_add(qp.expected_psn, responses);
-    ++qp.msn;
+    qp.resp.expected_psn = psn_add(qp.resp.expected_psn, responses);
+    ++qp.resp.msn;
     consume_packet(sim, handle);
     return;
   }
   if (op == Opcode::compare_swap || op == Opcode::fetch_add) {
-    qp.nak_sent = false;
-    qp.expected_psn = psn_add(qp.expected_psn, 1);
-    ++qp.msn;
+    qp.resp.nak_sent = false;
+    qp.resp.expected_psn = psn_add(qp.resp.expected_psn, 1);
+    ++qp.resp.msn;
     start_atomic(sim, qp, handle);
     return;
   }
@@ -220,39 +220,39 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
           new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
       headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
       headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
-      headers_of(nak).msn = qp.msn;
+      headers_of(nak).msn = qp.resp.msn;
       send_control(sim, qp, nak);
-      qp.nak_sent = true; // the rest of the message is dropped silently until the retry
+      qp.resp.nak_sent = true; // the rest of the message is dropped silently until the retry
     } else {
-      qp.message_failed = true;
-      qp.expected_psn = psn_add(p.psn, 1);
+      qp.resp.message_failed = true;
+      qp.resp.expected_psn = psn_add(p.psn, 1);
     }
     ++qp.counters.dropped;
     consume_packet(sim, handle);
     return;
   }
-  qp.nak_sent = false;
-  qp.expected_psn = psn_add(qp.expected_psn, 1);
+  qp.resp.nak_sent = false;
+  qp.resp.expected_psn = psn_add(qp.resp.expected_psn, 1);
   if (ends_message(op)) {
-    ++qp.msn;
+    ++qp.resp.msn;
     if (qp.type == verbs::QpType::rc)
       ++qp.counters.rc_messages_accepted;
   }
   if (p.ack_request && qp.type == verbs::QpType::rc)
     send_ack(sim, qp, Aeth::ack, p.psn);
-  qp.parked.push_back(handle);
+  qp.resp.parked.push_back(handle);
   drain_parked(sim, qp);
 }
 
 bool Hca::claim_recv(sim::Simulator& sim, Qp& qp) {
-  RecvQueue& rq = recv_queues_[qp.rq];
+  RecvQueue& rq = recv_queues_[qp.resp.rq];
   if (rq.claimed == rq.posted)
     return false;
   if (rq.fetched <= rq.claimed && !(rq.fetching && rq.fetch_end > rq.claimed)) {
     ++rq.cache_misses;
     ++pcie_.recv_wqe_misses;
   }
-  qp.claims.push_back(rq.claimed++);
+  qp.resp.claims.push_back(rq.claimed++);
   if (rq.shared && rq.limit > 0 && rq.posted - rq.claimed < rq.limit) {
     rq.limit = 0; // one event per arming (IBV_EVENT_SRQ_LIMIT_REACHED)
     ++rq.limit_events;
@@ -296,7 +296,7 @@ void Hca::on_recv_wqes_fetched(sim::Simulator& sim, RecvQueue& rq) {
   rq.fetched = rq.fetch_end;
   if (rq.shared) {
     for (const std::uint32_t q : rq.attached)
-      if (!qps_[q].parked.empty())
+      if (!qps_[q].resp.parked.empty())
         drain_parked(sim, qps_[q]);
   } else {
     drain_parked(sim, qps_[rq.owner]);
@@ -306,16 +306,16 @@ void Hca::on_recv_wqes_fetched(sim::Simulator& sim, RecvQueue& rq) {
 
 void Hca::drain_parked(sim::Simulator& sim, Qp& qp) {
   // Packets are placed in order; those of a message whose RECV WQE is not on the HCA yet wait for it.
-  const RecvQueue& rq = recv_queues_[qp.rq];
-  while (!qp.parked.empty()) {
-    const link::PacketHandle handle = qp.parked.front();
+  const RecvQueue& rq = recv_queues_[qp.resp.rq];
+  while (!qp.resp.parked.empty()) {
+    const link::PacketHandle handle = qp.resp.parked.front();
     const link::Packet& p = wire_.packets[handle];
     if (needs_recv(p.opcode)) {
-      const std::uint32_t recv = claims_recv(p.opcode) ? qp.claims.front() : qp.recv_index;
+      const std::uint32_t recv = claims_recv(p.opcode) ? qp.resp.claims.front() : qp.resp.recv_index;
       if (static_cast<std::int32_t>(rq.fetched - recv) <= 0)
         return; // the read in flight, or the one the claim started, brings it
     }
-    qp.parked.pop_front();
+    qp.resp.parked.pop_front();
     receive_payload(sim, qp, handle);
   }
 }
@@ -325,47 +325,48 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
   const Opcode op = p.opcode;
   const TransportHeaders& h = headers_of(handle);
   if (starts_message(op) || qp.type == verbs::QpType::ud) {
-    qp.in_message = true;
-    qp.message_offset = 0;
+    qp.resp.in_message = true;
+    qp.resp.message_offset = 0;
     if (is_write(op)) {
-      qp.write_address = h.remote_address;
-      qp.write_length = h.dma_length;
+      qp.resp.write_address = h.remote_address;
+      qp.resp.write_length = h.dma_length;
     }
   }
-  const RecvQueue& rq = recv_queues_[qp.rq];
+  const RecvQueue& rq = recv_queues_[qp.resp.rq];
   if (claims_recv(op)) {
-    qp.recv_index = qp.claims.front();
-    qp.claims.pop_front();
-    qp.recv_in_use = true;
+    qp.resp.recv_index = qp.resp.claims.front();
+    qp.resp.claims.pop_front();
+    qp.resp.recv_in_use = true;
   }
   std::uint64_t address;
   if (is_send(op)) {
-    const verbs::RecvWr& recv = rq.ring[qp.recv_index % rq.depth];
+    const verbs::RecvWr& recv = rq.ring[qp.resp.recv_index % rq.depth];
     const std::uint32_t grh_space = qp.type == verbs::QpType::ud ? 40 : 0;
-    if (qp.message_offset + grh_space + p.payload_bytes > recv.length_bytes) {
+    if (qp.resp.message_offset + grh_space + p.payload_bytes > recv.length_bytes) {
       // The message does not fit its receive buffer: the RECV completes in error; RC tells the requester.
       verbs::WorkCompletion wc;
       wc.wr_id = recv.wr_id;
       wc.status = verbs::WcStatus::loc_len_err;
       wc.opcode = verbs::WcOpcode::recv;
       wc.qp_num = qp.qpn;
-      write_cqe(sim, qp.recv_cq, wc, qp.index, qp.recv_index, false);
-      qp.in_message = false;
-      qp.recv_in_use = false;
+      write_cqe(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
+      qp.resp.in_message = false;
+      qp.resp.recv_in_use = false;
       if (qp.type == verbs::QpType::rc) {
         send_ack(sim, qp, Aeth::nak_invalid_request, p.psn);
         consume_packet(sim, handle);
         fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
         return;
       }
-      qp.message_failed = qp.type == verbs::QpType::uc;
+      qp.resp.message_failed = qp.type == verbs::QpType::uc;
       consume_packet(sim, handle);
       return;
     }
-    address = recv.address + grh_space + qp.message_offset;
+    address = recv.address + grh_space + qp.resp.message_offset;
   } else {
-    address = qp.write_address + qp.message_offset;
-    if (qp.message_offset + p.payload_bytes > qp.write_length || !memory_.contains(address, p.payload_bytes)) {
+    address = qp.resp.write_address + qp.resp.message_offset;
+    if (qp.resp.message_offset + p.payload_bytes > qp.resp.write_length ||
+        !memory_.contains(address, p.payload_bytes)) {
       if (qp.type == verbs::QpType::rc) {
         send_ack(sim, qp, Aeth::nak_remote_access, p.psn);
         consume_packet(sim, handle);
@@ -377,7 +378,7 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       return;
     }
   }
-  qp.message_offset += p.payload_bytes;
+  qp.resp.message_offset += p.payload_bytes;
   qp.counters.bytes_received += p.payload_bytes;
   const bool last = ends_message(op);
   if (last)
@@ -406,15 +407,15 @@ void Hca::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, 
 }
 
 void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h) {
-  qp.in_message = false;
-  qp.recv_in_use = false;
+  qp.resp.in_message = false;
+  qp.resp.recv_in_use = false;
   ++qp.counters.messages_received;
   if (!needs_recv(last.opcode))
     return;
   // The CQE is issued after the last payload write is queued: posted writes stay in order, so the program sees
   // the data before the completion.
-  const RecvQueue& rq = recv_queues_[qp.rq];
-  const verbs::RecvWr& recv = rq.ring[qp.recv_index % rq.depth];
+  const RecvQueue& rq = recv_queues_[qp.resp.rq];
+  const verbs::RecvWr& recv = rq.ring[qp.resp.recv_index % rq.depth];
   verbs::WorkCompletion wc;
   wc.wr_id = recv.wr_id;
   wc.status = verbs::WcStatus::success;
@@ -424,13 +425,13 @@ void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, 
   wc.immediate = h.immediate;
   if (is_send(last.opcode)) {
     wc.opcode = verbs::WcOpcode::recv;
-    wc.byte_len = qp.message_offset + (qp.type == verbs::QpType::ud ? 40 : 0);
+    wc.byte_len = qp.resp.message_offset + (qp.type == verbs::QpType::ud ? 40 : 0);
     wc.src_qp = qp.type == verbs::QpType::ud ? h.src_qpn : qp.attr.dest_qpn;
   } else {
     wc.opcode = verbs::WcOpcode::recv_rdma_with_imm;
-    wc.byte_len = qp.write_length;
+    wc.byte_len = qp.resp.write_length;
   }
-  write_cqe(sim, qp.recv_cq, wc, qp.index, qp.recv_index, false);
+  write_cqe(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
 }
 
 void Hca::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn) {
@@ -438,7 +439,7 @@ void Hca::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn
       new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, psn, qp.attr.dest_qpn);
   TransportHeaders& h = headers_of(ack);
   h.syndrome = static_cast<std::uint8_t>(syndrome);
-  h.msn = qp.msn;
+  h.msn = qp.resp.msn;
   send_control(sim, qp, ack);
 }
 
@@ -453,17 +454,17 @@ void Hca::start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& r
   job.length = h.dma_length;
   job.packets = h.dma_length == 0 ? 1 : (h.dma_length + qp.mtu - 1) / qp.mtu;
   job.next_packet = 0;
-  qp.read_jobs.push_back(job);
-  ++qp.responder_busy;
+  qp.resp.read_jobs.push_back(job);
+  ++qp.resp.busy;
   activate(sim, qp);
 }
 
 bool Hca::responder_can_build(const Qp& qp) const {
-  return !qp.read_jobs.empty() && qp.state != verbs::QpState::error;
+  return !qp.resp.read_jobs.empty() && qp.state != verbs::QpState::error;
 }
 
 void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
-  ReadJob& job = qp.read_jobs.front();
+  ReadJob& job = qp.resp.read_jobs.front();
   const std::uint32_t i = job.next_packet;
   const std::uint32_t payload = std::min(qp.mtu, job.length - i * qp.mtu);
   const Opcode opcode = job.packets == 1       ? Opcode::rdma_read_response_only
@@ -474,13 +475,13 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
       new_packet(qp, qp.attr.dest_lid, qp.attr.sl, opcode, payload, psn_add(job.first_psn, i), qp.attr.dest_qpn);
   TransportHeaders& h = headers_of(packet);
   h.syndrome = static_cast<std::uint8_t>(Aeth::ack);
-  h.msn = qp.msn;
+  h.msn = qp.resp.msn;
 
   const TxHandle th = tx_entries_.acquire();
   TxEntry& entry = tx_entries_[th];
   entry.packet = packet;
   entry.qp_index = qp.index;
-  entry.generation = qp.tx_generation;
+  entry.generation = qp.req.tx_generation;
   entry.payload_bytes = payload;
   entry.ready_at = engine_build_time(sim, qp);
   entry.payload_in = payload == 0;
@@ -489,8 +490,8 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   if (payload > 0)
     read_payload(sim, qp, port, th, job.address + std::uint64_t{i} * qp.mtu, payload);
   if (++job.next_packet == job.packets) {
-    qp.read_jobs.pop_front();
-    --qp.responder_busy;
+    qp.resp.read_jobs.pop_front();
+    --qp.resp.busy;
   }
 }
 
@@ -507,7 +508,7 @@ void Hca::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) 
   ops_[op].packet = request;
   ops_[op].address = h.remote_address;
   ops_[op].bucket = static_cast<std::uint32_t>(h.remote_address % atomic_bucket_busy_.size());
-  ++qp.responder_busy;
+  ++qp.resp.busy;
   atomics_waiting_.push_back(op);
   run_atomics(sim, ops_[op].bucket);
 }
@@ -564,17 +565,17 @@ void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   const link::Packet& request = wire_.packets[op.packet];
   const std::uint64_t original = headers_of(op.packet).original;
   const std::uint32_t psn = request.psn;
-  AtomicResult& slot = qp.atomic_results[qp.atomic_results_next++ % qp.atomic_results.size()];
+  AtomicResult& slot = qp.resp.atomic_results[qp.resp.atomic_results_next++ % qp.resp.atomic_results.size()];
   slot = {psn, original, true};
   consume_packet(sim, op.packet);
   op.packet = link::PacketHandle{};
   const std::uint32_t bucket = op.bucket; // the op itself goes when its write is visible
-  --qp.responder_busy;
+  --qp.resp.busy;
   const link::PacketHandle ack =
       new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
   TransportHeaders& ah = headers_of(ack);
   ah.syndrome = static_cast<std::uint8_t>(Aeth::ack);
-  ah.msn = qp.msn;
+  ah.msn = qp.resp.msn;
   ah.original = original;
   send_control(sim, qp, ack);
   atomic_bucket_busy_[bucket] = 0;
