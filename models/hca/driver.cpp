@@ -76,7 +76,6 @@ std::uint32_t Hca::new_recv_queue(std::uint32_t depth) {
   rq.depth = depth;
   rq.address = memory_.allocate(std::uint64_t{depth} * params_.recv_wqe_bytes);
   rq.ring.resize(depth);
-  rq.busy.assign(depth, 0);
   recv_queues_.push_back(std::move(rq));
   return static_cast<std::uint32_t>(recv_queues_.size() - 1);
 }
@@ -86,6 +85,7 @@ std::uint32_t Hca::create_srq(std::uint32_t depth) {
     throw std::invalid_argument("SRQ depth must be 1.." + std::to_string(params_.max_qp_wr));
   const std::uint32_t rq = new_recv_queue(depth);
   recv_queues_[rq].shared = true;
+  recv_queues_[rq].busy.assign(depth, 0);
   srqs_.push_back(rq);
   return static_cast<std::uint32_t>(srqs_.size() - 1);
 }
@@ -259,11 +259,12 @@ verbs::PostResult Hca::post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs
   for (const verbs::RecvWr& wr : wrs) {
     // The next slot must be free: an SRQ's WQEs complete in the order their QPs' messages finish.
     const std::uint32_t slot = rq.posted % rq.depth;
-    if (rq.posted - rq.completed >= rq.depth || rq.busy[slot] != 0)
+    if (rq.posted - rq.completed >= rq.depth || (rq.shared && rq.busy[slot] != 0))
       return {verbs::PostError::queue_full, posted};
     // The receive WQE goes to the ring and the doorbell record in host memory: no MMIO (mlx5).
     rq.ring[slot] = wr;
-    rq.busy[slot] = 1;
+    if (rq.shared)
+      rq.busy[slot] = 1;
     ++rq.posted;
     ++posted;
   }
@@ -288,9 +289,9 @@ int Hca::poll_cq(std::uint32_t cq_index, std::span<verbs::WorkCompletion> out) {
       if (rq.shared) {
         rq.busy[e.wqe_index % rq.depth] = 0;
         ++rq.completed;
+      } else if (static_cast<std::int32_t>(e.wqe_index - rq.completed) >= 0) {
+        rq.completed = e.wqe_index + 1;
       }
-      for (; !rq.shared && static_cast<std::int32_t>(e.wqe_index - rq.completed) >= 0; ++rq.completed)
-        rq.busy[rq.completed % rq.depth] = 0;
     }
     ++cq.consumed;
   }

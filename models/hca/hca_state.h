@@ -67,7 +67,7 @@ struct Hca::RecvQueue {
   std::uint32_t depth = 0;
   std::uint64_t address = 0;
   std::vector<verbs::RecvWr> ring;
-  std::vector<std::uint8_t> busy; ///< per slot: holds a WQE not yet completed (SRQs complete out of order)
+  std::vector<std::uint8_t> busy; ///< an SRQ's slots: holds a WQE not yet completed (they complete out of order)
   std::uint32_t posted = 0;       ///< driver: WQEs written
   std::uint32_t completed = 0;    ///< driver: WQEs freed by polled completions
   // Device side.

@@ -160,3 +160,56 @@ TEST_CASE("an SRQ serves several QPs, frees out of order and raises its limit ev
   // 8 posted, limit 4: the event fires once the fifth is claimed, and not again without rearming.
   CHECK(events_at_end == 1);
 }
+
+TEST_CASE("a QP on an SRQ that fails flushes only the WQEs it claimed; the others serve the QPs left", "[hca][srq]") {
+  testing::TestCluster c(testing::star_topology(2));
+  testing::QpAddress s1, r1, r2;
+  constexpr std::uint32_t sends = 12;
+  std::uint32_t successes = 0, flushed = 0;
+  c->spawn("h1", "sender", [&](host::Context& ctx) {
+    const std::uint32_t cq = ctx.create_cq(64);
+    const std::uint32_t qp = ctx.create_qp(verbs::QpType::rc, {}, cq, cq);
+    s1 = {ctx.lid(), qp};
+    const std::uint64_t buffer = ctx.memory().allocate(4096);
+    ctx.program().sleep_until(sim::Time::from_ns(1));
+    ctx.connect_qp(qp, testing::attr_to(r1));
+    ctx.program().compute(sim::Time::from_us(5)); // the receiver's second QP has failed by then
+    std::vector<verbs::WorkCompletion> wc(1);
+    for (std::uint32_t i = 0; i < sends; ++i) {
+      verbs::SendWr wr;
+      wr.local_address = buffer;
+      wr.length_bytes = 128;
+      REQUIRE(ctx.post_send(qp, wr).ok());
+      REQUIRE(ctx.wait_cq(cq, wc) == 1);
+      REQUIRE(wc[0].status == verbs::WcStatus::success);
+    }
+  });
+  c->spawn("h2", "receiver", [&](host::Context& ctx) {
+    const std::uint32_t cq = ctx.create_cq(64);
+    const std::uint32_t srq = ctx.create_srq(32);
+    verbs::QpCaps caps;
+    caps.srq = srq;
+    const std::uint32_t q1 = ctx.create_qp(verbs::QpType::rc, caps, cq, cq);
+    const std::uint32_t q2 = ctx.create_qp(verbs::QpType::rc, caps, cq, cq);
+    r1 = {ctx.lid(), q1};
+    r2 = {ctx.lid(), q2};
+    const std::uint64_t buffer = ctx.memory().allocate(4096);
+    ctx.program().sleep_until(sim::Time::from_ns(1));
+    ctx.connect_qp(q1, testing::attr_to(s1));
+    ctx.connect_qp(q2, testing::attr_to(s1)); // never used: its peer is not listening
+    const verbs::RecvWr recv{0, buffer, 4096};
+    for (std::uint32_t i = 0; i < sends; ++i)
+      REQUIRE(ctx.post_srq_recv(srq, recv).ok());
+    REQUIRE(ctx.modify_qp(q2, verbs::QpState::error, {}) == "");
+    std::vector<verbs::WorkCompletion> wc(4);
+    while (successes < sends) {
+      const int n = ctx.wait_cq(cq, wc);
+      for (int i = 0; i < n; ++i)
+        (wc[static_cast<std::size_t>(i)].status == verbs::WcStatus::success ? successes : flushed) += 1;
+    }
+  });
+  c->run();
+  CHECK(c->check_invariants() == "");
+  CHECK(successes == sends); // every SRQ WQE was still there for q1
+  CHECK(flushed == 0);       // q2 had claimed none
+}
