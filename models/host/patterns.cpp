@@ -69,6 +69,9 @@ public:
     }
     messages_ = static_cast<std::uint32_t>(o.integer("messages"));
     tx_depth_ = static_cast<std::uint32_t>(o.integer("tx_depth"));
+    srq_ = o.flag("srq");
+    if (srq_ && verb_ != "send")
+      throw sim::InputError(file, r.pointer_to("srq"), "false: only SENDs take receive WQEs (verb \"send\")", "true");
     mtu_ = read_mtu(o);
     recovery_ = read_rc_recovery(o);
     start_ = o.duration("start_us");
@@ -96,6 +99,7 @@ public:
     c["size_weights"] = weights_;
     c["messages"] = messages_;
     c["tx_depth"] = tx_depth_;
+    c["srq"] = srq_;
     c["mtu_bytes"] = mtu_;
     c["qp_timeout"] = recovery_.timeout;
     c["retry_count"] = recovery_.retry_count;
@@ -350,12 +354,19 @@ private:
     std::uint32_t max_size = *std::max_element(sizes_.begin(), sizes_.end());
     const std::uint64_t buffer = ctx.memory().allocate(std::uint64_t{max_size} * 2);
     peer_buffer_[me] = buffer + max_size; // what others write to; the first half is what this host sends from
+    // With srq, one shared receive queue serves every QP of the host: kept full, reposted as RECVs complete.
+    const std::uint64_t to_receive = std::accumulate(incoming.begin(), incoming.end(), std::uint64_t{0});
+    const std::uint32_t srq_depth = static_cast<std::uint32_t>(std::clamp<std::uint64_t>(to_receive, 1, 32768));
+    const std::uint32_t srq = srq_ ? ctx.create_srq(srq_depth) : verbs::no_srq;
+    const verbs::RecvWr recv{0, buffer + max_size, max_size};
+    std::uint64_t recvs_posted = 0;
     for (std::uint32_t p = 0; p < n; ++p) {
       if (!talks[p])
         continue;
       verbs::QpCaps caps;
       caps.max_send_wr = tx_depth_;
       caps.max_recv_wr = verb_ == "send" ? std::clamp<std::uint32_t>(incoming[p], 1, 32768) : 1;
+      caps.srq = srq;
       qp_of[p] = ctx.create_qp(verbs::QpType::rc, caps, cq, cq);
       rendezvous_->publish(hosts_[me], hosts_[p], 0, ctx.lid(), qp_of[p]);
     }
@@ -372,10 +383,12 @@ private:
       attr.timeout = recovery_.timeout;
       attr.retry_cnt = recovery_.retry_count;
       ctx.connect_qp(qp_of[p], attr);
-      if (verb_ == "send")
+      if (verb_ == "send" && !srq_)
         for (std::uint32_t k = 0; k < std::min<std::uint32_t>(incoming[p], 32768); ++k)
-          ctx.post_recv(qp_of[p], verbs::RecvWr{0, buffer + max_size, max_size});
+          ctx.post_recv(qp_of[p], recv);
     }
+    for (; srq_ && recvs_posted < srq_depth; ++recvs_posted)
+      ctx.post_srq_recv(srq, recv);
     // Every host has posted its RECVs before anyone sends (an out-of-band barrier).
     const sim::Time go = std::max(start_, sim::Time::from_us(1)) + sim::Time::from_ns(2);
     if (ctx.now() < go)
@@ -386,7 +399,6 @@ private:
     std::size_t next = 0, done = 0;
     std::uint32_t outstanding = 0;
     std::uint64_t received = 0;
-    const std::uint64_t to_receive = std::accumulate(incoming.begin(), incoming.end(), std::uint64_t{0});
     // With faults a message may fail at its sender and never come: a receiver stops waiting for it once the
     // sender has counted it failed (failed_to_), and re-checks that count while it waits.
     const auto awaiting = [&] { return verb_ == "send" && received + failed_to_[me] < to_receive; };
@@ -438,6 +450,10 @@ private:
         }
         if (c.opcode == verbs::WcOpcode::recv) {
           ++received;
+          if (srq_ && recvs_posted < to_receive) {
+            ctx.post_srq_recv(srq, recv);
+            ++recvs_posted;
+          }
           continue;
         }
         const Message& m = plan[c.wr_id];
@@ -462,6 +478,7 @@ private:
   std::vector<std::string> hosts_;
   std::string hosts_pointer_;
   std::string verb_;
+  bool srq_ = false;
   std::vector<std::uint32_t> sizes_;
   std::vector<double> weights_;
   std::uint32_t messages_ = 0, tx_depth_ = 0, mtu_ = 0;
@@ -496,6 +513,8 @@ const OptionTable& pattern_options() {
        "hot_spot's hot_host are added when not in it)"},
       {"verb", OptionKind::choice, "text", 0, 0, uses(with_default("write")),
        "RDMA WRITE or SEND (receivers pre-post their RECVs)", verbs_choices},
+      {"srq", OptionKind::flag, "bool", 0, 0, uses(with_default(false)),
+       "each host's QPs take their RECVs from one shared receive queue, kept full; only with verb \"send\""},
       {"size_bytes", OptionKind::integer, "bytes", 1, 1 << 30, uses(with_default(65536)),
        "every message's size; not with size_distribution"},
       {"size_distribution", OptionKind::size_distribution, "bytes", 0, 0, uses(no_default()),

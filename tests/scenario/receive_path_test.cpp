@@ -86,3 +86,22 @@ TEST_CASE("receive path: ib_send_lat of 32 B within 15 % of the published median
   // UD's DETH and its 40 B of GRH space cost a little more than RC.
   CHECK(ud >= rc);
 }
+
+TEST_CASE("receive path: a SEND pattern over shared receive queues delivers every message; srq without SENDs is "
+          "exit 2 at its pointer",
+          "[scenario][receive][srq]") {
+  const json workload = {{"type", "all_to_all"}, {"verb", "send"}, {"srq", true},
+                         {"size_bytes", 4096},   {"messages", 8},  {"tx_depth", 8}};
+  const json report = run_report("srq_all_to_all", testing::scenario("srq", testing::star(4), json::array({workload})));
+  const json& w = report.at("results").at("workloads").at("all_to_all");
+  INFO(w.dump());
+  CHECK(report.at("config").at("workloads").at(0).at("srq") == true);
+  CHECK(w.at("results").at("messages").get<std::uint64_t>() == 4 * 3 * 8);
+  json bad = workload;
+  bad["verb"] = "write";
+  const std::string path = testing::write_temp("receive_srq_write.json",
+                                               testing::scenario("bad", testing::star(4), json::array({bad})).dump());
+  const auto r = testing::run_cli({"run", path});
+  CHECK(r.exit_code == 2);
+  CHECK(r.err.find("/workloads/0/srq") != std::string::npos);
+}
