@@ -2,7 +2,8 @@
 // ib_read_lat, ib_atomic_lat: one operation at a time, the whole round trip) and the bandwidth tests (ib_write_bw,
 // ib_read_bw, ib_send_bw: tx_depth operations outstanding per QP, post lists, a completion every cq_mod), with
 // perftest's options and figures (t_min, t_typical = median, t_max, t_avg, 99 %, 99.9 %; BW peak and average in
-// Gb/s, MsgRate in Mpps).
+// Gb/s, MsgRate in Mpps). The family's option table and bandwidth figures are shared with ib_atomic_bw
+// (atomic_bw.cpp).
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -12,17 +13,13 @@
 namespace ib::host {
 namespace {
 
-enum class Test { write_lat, read_lat, send_lat, atomic_lat, write_bw, read_bw, send_bw };
+// The family's types in the order of their descriptors and their options' per-type uses. atomic_bw is its own
+// workload (atomic_bw.cpp); it sits here for its column.
+enum class Test { write_lat, read_lat, send_lat, atomic_lat, write_bw, read_bw, send_bw, atomic_bw };
 
 bool is_latency(Test t) {
   return t == Test::write_lat || t == Test::read_lat || t == Test::send_lat || t == Test::atomic_lat;
 }
-
-struct BwFigures {
-  double peak_gbps = 0, average_gbps = 0, msg_rate_mpps = 0;
-  std::uint64_t messages = 0, bytes = 0;
-  double seconds = 0;
-};
 
 class Perftest : public Workload {
 public:
@@ -134,7 +131,7 @@ public:
   }
 
   Footprint footprint(std::uint64_t) const override {
-    // As run_side() makes them, on each of the two hosts: qps QPs, each with its send and receive CQ.
+    // As run_side() makes them, on each of the two hosts: qps QPs, each with its send CQ, and one receive CQ.
     Footprint f;
     const std::uint64_t send = std::max(tx_depth_, 16u) + post_list_, recv = std::max(tx_depth_, 512u);
     const std::uint32_t max_size = *std::max_element(sizes_.begin(), sizes_.end());
@@ -143,7 +140,7 @@ public:
     f.max_qps_per_host = qps_;
     f.send_slots = f.qps * send;
     f.recv_slots = f.qps * recv;
-    f.cq_entries = f.qps * (send + 16 + recv + 16);
+    f.cq_entries = f.qps * (send + 16 + recv) + 2 * 16; // a send CQ per QP, one receive CQ per side
     // A latency test keeps each iteration's time; a bandwidth test each completion's, on every side that sends.
     f.samples = is_latency(test_)
                     ? iterations_
@@ -188,24 +185,20 @@ public:
   nlohmann::ordered_json results() const override {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < sizes_.size(); ++i) {
+      if (!is_latency(test_)) {
+        out.push_back(bandwidth_row(sizes_[i], bandwidth_[i]));
+        continue;
+      }
+      const LatencyStats& s = latency_[i];
       nlohmann::ordered_json row;
       row["size_bytes"] = sizes_[i];
-      if (is_latency(test_)) {
-        const LatencyStats& s = latency_[i];
-        row["iterations"] = s.samples;
-        row["t_min_us"] = s.t_min_us;
-        row["t_typical_us"] = s.t_typical_us;
-        row["t_max_us"] = s.t_max_us;
-        row["t_avg_us"] = s.t_avg_us;
-        row["t_99_percent_us"] = s.t_p99_us;
-        row["t_99_9_percent_us"] = s.t_p999_us;
-      } else {
-        const BwFigures& b = bandwidth_[i];
-        row["iterations"] = b.messages;
-        row["bw_peak_gbps"] = b.peak_gbps;
-        row["bw_average_gbps"] = b.average_gbps;
-        row["msg_rate_mpps"] = b.msg_rate_mpps;
-      }
+      row["iterations"] = s.samples;
+      row["t_min_us"] = s.t_min_us;
+      row["t_typical_us"] = s.t_typical_us;
+      row["t_max_us"] = s.t_max_us;
+      row["t_avg_us"] = s.t_avg_us;
+      row["t_99_percent_us"] = s.t_p99_us;
+      row["t_99_9_percent_us"] = s.t_p999_us;
       out.push_back(row);
     }
     return out;
@@ -227,13 +220,9 @@ public:
         lines.push_back(line);
       }
     } else {
-      lines.push_back(" #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]");
-      for (std::size_t i = 0; i < sizes_.size(); ++i) {
-        const BwFigures& b = bandwidth_[i];
-        std::snprintf(line, sizeof line, " %-10u %-14llu %-18.2f %-20.2f %.6f", sizes_[i],
-                      static_cast<unsigned long long>(b.messages), b.peak_gbps, b.average_gbps, b.msg_rate_mpps);
-        lines.push_back(line);
-      }
+      lines.push_back(bandwidth_header());
+      for (std::size_t i = 0; i < sizes_.size(); ++i)
+        lines.push_back(bandwidth_line(sizes_[i], bandwidth_[i]));
     }
     return lines;
   }
@@ -252,6 +241,10 @@ private:
     wr.ah = qp.ah;
     wr.remote_qpn = qp.remote_qpn;
     wr.remote_qkey = ud_qkey;
+  }
+  /// A header-only SEND (size 0) carries its 4 bytes in the immediate field, as Kalia et al.'s do.
+  static verbs::WrOpcode send_opcode(std::uint32_t size) {
+    return size == 0 ? verbs::WrOpcode::send_with_imm : verbs::WrOpcode::send;
   }
   /// A RECV's buffer: a UD datagram lands after 40 bytes of GRH space.
   std::uint32_t recv_bytes(std::uint32_t size) const {
@@ -273,9 +266,12 @@ private:
     caps.max_recv_wr = std::max(tx_depth_, 512u);
     caps.max_inline_data = inline_size_;
     caps.blueflame = blueflame_;
+    // One receive CQ for all QPs, as perftest has: a receiver then serves whichever QP a message came to (a UD
+    // QP whose RECVs ran out while its program waited on another QP's CQ would drop the rest).
+    const std::uint32_t recv_cq = ctx.create_cq(caps.max_recv_wr * qps_ + 16);
     for (std::uint32_t q = 0; q < qps_; ++q) {
       qps[q].send_cq = ctx.create_cq(caps.max_send_wr + 16);
-      qps[q].recv_cq = ctx.create_cq(caps.max_recv_wr + 16);
+      qps[q].recv_cq = recv_cq;
       qps[q].qpn = ctx.create_qp(connection_, caps, qps[q].send_cq, qps[q].recv_cq);
       rendezvous_->publish(me, peer, static_cast<int>(q), ctx.lid(), qps[q].qpn);
     }
@@ -319,7 +315,7 @@ private:
     wr.local_address = buffer;
     wr.length_bytes = size;
     wr.remote_address = remote;
-    wr.inline_data = size <= inline_size_;
+    wr.inline_data = size > 0 && size <= inline_size_; // a header-only SEND has no data segment at all
     switch (test_) {
     case Test::write_lat: {
       // Each side spins on the last byte of its buffer, which the peer's WRITE of iteration i changes.
@@ -339,7 +335,7 @@ private:
       break;
     }
     case Test::send_lat: {
-      wr.opcode = verbs::WrOpcode::send;
+      wr.opcode = send_opcode(size);
       address(wr, qp);
       const verbs::RecvWr recv{0, buffer + size, recv_bytes(size)};
       for (std::uint32_t i = 0; i < 2; ++i)
@@ -391,10 +387,10 @@ private:
     wr.local_address = buffer;
     wr.length_bytes = size;
     wr.remote_address = remote;
-    wr.inline_data = size <= inline_size_;
+    wr.inline_data = size > 0 && size <= inline_size_;
     wr.opcode = test_ == Test::write_bw  ? verbs::WrOpcode::rdma_write
                 : test_ == Test::read_bw ? verbs::WrOpcode::rdma_read
-                                         : verbs::WrOpcode::send;
+                                         : send_opcode(size);
     const verbs::RecvWr recv{0, buffer + size, recv_bytes(size)};
     const std::uint32_t rx_depth = std::min<std::uint32_t>(512, iterations_);
     std::vector<std::uint32_t> received(qps.size(), 0);
@@ -415,14 +411,8 @@ private:
       if (!receives)
         return;
       std::vector<verbs::WorkCompletion> wc(64);
-      for (std::size_t q = 0; q < qps.size(); ++q) {
-        while (received[q] < iterations_) {
-          const int n = ctx.wait_cq(qps[q].recv_cq, wc);
-          for (int k = 0; k < n; ++k)
-            if (received[q]++ + rx_depth < iterations_)
-              ctx.post_recv(qps[q].qpn, recv);
-        }
-      }
+      for (std::uint64_t all = 0; all < std::uint64_t{iterations_} * qps.size();)
+        all += take_receives(ctx, qps, wc, ctx.wait_cq(qps[0].recv_cq, wc), received, rx_depth, recv);
       return;
     }
     // perftest's loop: post while fewer than tx_depth are outstanding per QP; a completion every cq_mod WRs.
@@ -450,13 +440,8 @@ private:
         }
       }
       // Replenish RECVs of a bidirectional send test without blocking on them.
-      if (receives)
-        for (std::size_t q = 0; q < qps.size(); ++q) {
-          const int n = ctx.hca().cq_ready(qps[q].recv_cq) > 0 ? ctx.poll_cq(qps[q].recv_cq, wc) : 0;
-          for (int k = 0; k < n; ++k)
-            if (received[q]++ + rx_depth < iterations_)
-              ctx.post_recv(qps[q].qpn, recv);
-        }
+      if (receives && ctx.hca().cq_ready(qps[0].recv_cq) > 0)
+        take_receives(ctx, qps, wc, ctx.poll_cq(qps[0].recv_cq, wc), received, rx_depth, recv);
       const auto take = [&](std::size_t q, int n) {
         for (int k = 0; k < n; ++k) {
           const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
@@ -486,28 +471,9 @@ private:
     }
     const sim::Time elapsed = ctx.now() - start;
     if (receives) // the rest of the peer's messages
-      for (std::size_t q = 0; q < qps.size(); ++q)
-        while (received[q] < iterations_) {
-          const int n = ctx.wait_cq(qps[q].recv_cq, wc);
-          received[q] += static_cast<std::uint32_t>(std::max(n, 0));
-        }
-    BwFigures f;
-    f.messages = total;
-    f.bytes = total * size;
-    f.seconds = elapsed.s();
-    f.average_gbps = static_cast<double>(f.bytes) * 8 / elapsed.ps() * 1e3;
-    f.msg_rate_mpps = static_cast<double>(total) / elapsed.ps() * 1e6;
-    // Peak: the best of the windows of an eighth of the completions (perftest takes the best cycle).
-    const std::size_t window = std::max<std::size_t>(completion_times.size() / 8, 1);
-    f.peak_gbps = f.average_gbps;
-    if (completion_times.size() > window) {
-      const double bytes_per_completion = static_cast<double>(f.bytes) / static_cast<double>(completion_times.size());
-      for (std::size_t i = window; i < completion_times.size(); ++i) {
-        const std::int64_t ps = (completion_times[i] - completion_times[i - window]).ps();
-        if (ps > 0)
-          f.peak_gbps = std::max(f.peak_gbps, bytes_per_completion * static_cast<double>(window) * 8 / ps * 1e3);
-      }
-    }
+      while (std::any_of(received.begin(), received.end(), [&](std::uint32_t r) { return r < iterations_; }))
+        take_receives(ctx, qps, wc, ctx.wait_cq(qps[0].recv_cq, wc), received, rx_depth, recv);
+    const BwFigures f = bandwidth_figures(total, size, elapsed, completion_times);
     if (client) {
       BwFigures& out = bandwidth_[index];
       const double factor = bidirectional_ ? 2 : 1;
@@ -517,6 +483,22 @@ private:
       out.msg_rate_mpps *= factor;
       out.messages = static_cast<std::uint64_t>(static_cast<double>(f.messages) * factor);
     }
+  }
+
+  /// Counts the `n` receive completions at the front of `wc` by QP (QPNs rise with the index: qps are made in
+  /// order) and posts a RECV again on each QP that has more to come; returns `n`.
+  std::uint32_t take_receives(Context& ctx, const std::vector<Qp>& qps, std::span<const verbs::WorkCompletion> wc,
+                              int n, std::vector<std::uint32_t>& received, std::uint32_t rx_depth,
+                              const verbs::RecvWr& recv) {
+    for (int k = 0; k < n; ++k) {
+      const std::uint32_t qpn = wc[static_cast<std::size_t>(k)].qp_num;
+      const auto at =
+          std::lower_bound(qps.begin(), qps.end(), qpn, [](const Qp& qp, std::uint32_t v) { return qp.qpn < v; });
+      const auto q = static_cast<std::size_t>(at - qps.begin());
+      if (received[q]++ + rx_depth < iterations_)
+        ctx.post_recv(qps[q].qpn, recv);
+    }
+    return static_cast<std::uint32_t>(std::max(n, 0));
   }
 
   void post(Context& ctx, std::uint32_t qpn, std::span<const verbs::SendWr> wrs) {
@@ -549,13 +531,21 @@ private:
 constexpr std::string_view connections[] = {"RC", "UC", "UD"};
 constexpr std::string_view atomics[] = {"fetch_and_add", "cmp_and_swap"};
 
-/// perftest's options, in the order Perftest reads them. Uses come one for all tests or one per test in Test's
-/// order: write_lat, read_lat, send_lat, atomic_lat, write_bw, read_bw, send_bw.
+} // namespace
+
+/// perftest's options, in the order Perftest (and AtomicBw) reads them. Uses come one for all tests or one per test
+/// in Test's order: write_lat, read_lat, send_lat, atomic_lat, write_bw, read_bw, send_bw, atomic_bw.
 const OptionTable& perftest_options() {
   // Latency and bandwidth tests differ in defaults as perftest's own do.
   const auto lat_bw = [](nlohmann::json lat, nlohmann::json bw) {
     const OptionUse l = with_default(std::move(lat)), b = with_default(std::move(bw));
-    return uses(l, l, l, l, b, b, b);
+    return uses(l, l, l, l, b, b, b, b);
+  };
+  // An option of every test but ib_atomic_bw, and one of ib_atomic_bw alone.
+  const auto not_atomic_bw = [](const OptionUse& u) { return uses(u, u, u, u, u, u, u, not_taken()); };
+  const auto atomic_bw_only = [](OptionUse u) {
+    const OptionUse no = not_taken();
+    return uses(no, no, no, no, no, no, no, std::move(u));
   };
 
   static const OptionTable table{{
@@ -564,15 +554,19 @@ const OptionTable& perftest_options() {
        "the host that runs the client side (perftest's command with a server name)"},
       {"server", OptionKind::host, "host", 0, 0, uses(required()),
        "the host that runs the server side; not the client"},
-      {"all_sizes", OptionKind::flag, "bool", 0, 0, uses(with_default(false)),
+      {"extra_clients", OptionKind::hosts, "host", 1, 4095, atomic_bw_only(no_default()),
+       "more hosts that each run the client side against the same server and counters, with qps QPs each, figures "
+       "summed (Kalia et al. ATC'16's many client machines; perftest has one client)"},
+      {"all_sizes", OptionKind::flag, "bool", 0, 0, not_atomic_bw(with_default(false)),
        "perftest -a: every power of two from 2 bytes to all_sizes_max_bytes; not with size_bytes"},
-      {"size_bytes", OptionKind::integer, "bytes", 1, 1 << 30,
-       uses(with_default(2), with_default(2), with_default(2), with_default(8, 8), with_default(65536),
-            with_default(65536), with_default(65536)),
-       "message size (perftest -s); not with all_sizes true; an atomic's is 8"},
+      {"size_bytes", OptionKind::integer, "bytes", 0, 1 << 30,
+       uses(with_default(2, 1), with_default(2, 1), with_default(2), with_default(8, 8), with_default(65536, 1),
+            with_default(65536, 1), with_default(65536), with_default(8, 8)),
+       "message size (perftest -s); not with all_sizes true; an atomic's is 8; a SEND test's may be 0, a header-only "
+       "SEND (no scatter entry, 4 bytes of immediate data)"},
       {"all_sizes_max_bytes", OptionKind::integer, "bytes", 2, 1 << 23,
        uses(with_default(1 << 23), with_default(1 << 23), with_default(1 << 23), not_taken(), with_default(1 << 23),
-            with_default(1 << 23), with_default(1 << 23)),
+            with_default(1 << 23), with_default(1 << 23), not_taken()),
        "largest size with all_sizes; only with all_sizes true"},
       {"iterations", OptionKind::integer, "count", 1, 100'000'000, lat_bw(1000, 5000),
        "perftest -n: per size (and per QP of a bandwidth test)"},
@@ -582,7 +576,7 @@ const OptionTable& perftest_options() {
        "perftest -q: QPs between the two hosts; 1 for a latency test"},
       {"inline_size_bytes", OptionKind::integer, "bytes", 0, 4096,
        uses(with_default(220), with_default(0), with_default(220), with_default(0), with_default(0), with_default(0),
-            with_default(0)),
+            with_default(0), not_taken()),
        "perftest -I: messages up to this size are sent inline, at most the HCAs' max_inline_data_bytes (a default is "
        "capped to it); 0 for READ and atomic tests"},
       {"post_list", OptionKind::integer, "count", 1, 1024, uses(with_default(1)),
@@ -593,20 +587,29 @@ const OptionTable& perftest_options() {
       qp_timeout_option(),
       retry_count_option(),
       {"connection", OptionKind::choice, "text", 0, 0, uses(with_default("RC")),
-       "transport (perftest -c): UD for the SEND tests (size at most mtu_bytes), UC for the WRITE and SEND tests",
+       "transport (perftest -c): UD for the SEND tests (size at most mtu_bytes), UC for the WRITE and SEND tests, RC "
+       "only for READ and atomic tests",
        connections},
       {"blueflame", OptionKind::flag, "bool", 0, 0, uses(with_default(true)),
        "the driver copies a lone WQE of up to the HCA's blueflame_buffer_bytes by write-combining MMIO instead of "
        "ringing the doorbell (false: MLX5_SHUT_UP_BF=1)"},
-      {"bidirectional", OptionKind::flag, "bool", 0, 0, uses(with_default(false)),
+      {"bidirectional", OptionKind::flag, "bool", 0, 0, not_atomic_bw(with_default(false)),
        "perftest -b: both hosts send, figures summed over both directions; false for a latency test"},
-      // Read for every test, as it always was: only ib_atomic_lat uses it.
+      // Read for every test, as it always was: only the atomic tests use it.
       {"atomic", OptionKind::choice, "text", 0, 0, uses(with_default("fetch_and_add")),
-       "perftest -A: the atomic verb of ib_atomic_lat (other tests ignore it)", atomics},
+       "perftest -A: the atomic verb of ib_atomic_lat and ib_atomic_bw (other tests ignore it)", atomics},
+      {"counters", OptionKind::integer, "count", 1, 1 << 20, atomic_bw_only(with_default(1)),
+       "distinct 8-byte counters at the server, each atomic on one drawn uniformly from the seed (Kalia et al. "
+       "ATC'16's Z; perftest always targets one)"},
+      {"counter_stride_bytes", OptionKind::integer, "bytes", 8, 1 << 20, atomic_bw_only(with_default(8)),
+       "counter i sits at base + i x stride, base 4096-aligned; a multiple of 8. A multiple of 4096 puts every "
+       "counter in the same lock bucket of an HCA that locks on the low 12 address bits"},
       start_option(),
   }};
   return table;
 }
+
+namespace {
 
 std::unique_ptr<Workload> make_perftest(OptionReader& options, std::uint64_t) {
   return std::make_unique<Perftest>(options);
@@ -631,12 +634,60 @@ constexpr WorkloadType perftest_types[] = {
      "perftest ib_send_bw (bandwidth test): SENDs streamed from client to server (the server keeps its receive "
      "queue full)",
      &perftest_options, 6, &make_perftest},
+    {"ib_atomic_bw",
+     "perftest ib_atomic_bw (bandwidth test): 8-byte atomics by the client on counters at the server (counters: "
+     "Kalia et al. ATC'16's contention experiment)",
+     &perftest_options, 7, &make_atomic_bw},
 };
 
 } // namespace
 
 std::span<const WorkloadType> perftest_workloads() {
   return perftest_types;
+}
+
+BwFigures bandwidth_figures(std::uint64_t messages, std::uint32_t size_bytes, sim::Time elapsed,
+                            std::span<const sim::Time> completion_times) {
+  BwFigures f;
+  f.messages = messages;
+  f.bytes = messages * size_bytes;
+  f.seconds = elapsed.s();
+  f.average_gbps = static_cast<double>(f.bytes) * 8 / elapsed.ps() * 1e3;
+  f.msg_rate_mpps = static_cast<double>(messages) / elapsed.ps() * 1e6;
+  // Peak: the best of the windows of an eighth of the completions (perftest takes the best cycle).
+  const std::size_t window = std::max<std::size_t>(completion_times.size() / 8, 1);
+  f.peak_gbps = f.average_gbps;
+  if (completion_times.size() > window) {
+    const double bytes_per_completion = static_cast<double>(f.bytes) / static_cast<double>(completion_times.size());
+    for (std::size_t i = window; i < completion_times.size(); ++i) {
+      const std::int64_t ps = (completion_times[i] - completion_times[i - window]).ps();
+      if (ps > 0)
+        f.peak_gbps = std::max(f.peak_gbps, bytes_per_completion * static_cast<double>(window) * 8 / ps * 1e3);
+    }
+  }
+  return f;
+}
+
+nlohmann::ordered_json bandwidth_row(std::uint32_t size_bytes, const BwFigures& figures) {
+  nlohmann::ordered_json row;
+  row["size_bytes"] = size_bytes;
+  row["iterations"] = figures.messages;
+  row["bw_peak_gbps"] = figures.peak_gbps;
+  row["bw_average_gbps"] = figures.average_gbps;
+  row["msg_rate_mpps"] = figures.msg_rate_mpps;
+  return row;
+}
+
+std::string bandwidth_header() {
+  return " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]";
+}
+
+std::string bandwidth_line(std::uint32_t size_bytes, const BwFigures& figures) {
+  char line[200];
+  std::snprintf(line, sizeof line, " %-10u %-14llu %-18.2f %-20.2f %.6f", size_bytes,
+                static_cast<unsigned long long>(figures.messages), figures.peak_gbps, figures.average_gbps,
+                figures.msg_rate_mpps);
+  return line;
 }
 
 } // namespace ib::host

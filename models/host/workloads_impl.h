@@ -29,6 +29,25 @@ std::span<const WorkloadType> perftest_workloads();
 std::span<const WorkloadType> pattern_workloads();
 std::span<const WorkloadType> collective_workloads();
 
+// The perftest family beyond perftest.cpp: its option table, and ib_atomic_bw (atomic_bw.cpp), which reads it.
+const OptionTable& perftest_options();
+std::unique_ptr<Workload> make_atomic_bw(OptionReader& options, std::uint64_t seed);
+
+/// perftest's figures of a bandwidth test at one size.
+struct BwFigures {
+  double peak_gbps = 0, average_gbps = 0, msg_rate_mpps = 0;
+  std::uint64_t messages = 0, bytes = 0;
+  double seconds = 0;
+};
+/// `messages` of `size_bytes` in `elapsed` with completions seen at `completion_times` (in time order): average and
+/// message rate over the whole run, peak over the best window of an eighth of the completions.
+BwFigures bandwidth_figures(std::uint64_t messages, std::uint32_t size_bytes, sim::Time elapsed,
+                            std::span<const sim::Time> completion_times);
+/// A bandwidth test's row of the JSON report, and its header and row of the table (perftest's columns).
+nlohmann::ordered_json bandwidth_row(std::uint32_t size_bytes, const BwFigures& figures);
+std::string bandwidth_header();
+std::string bandwidth_line(std::uint32_t size_bytes, const BwFigures& figures);
+
 /// Reads one workload's options through its type's table: the table gives each key's range and default, the
 /// workload's code the order (errors name the keys in the order asked) and the rules between options. Reading a
 /// key its type does not take is a bug (std::logic_error).

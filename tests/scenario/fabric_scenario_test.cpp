@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -229,6 +230,65 @@ TEST_CASE("fabric: perftest over UD and UC: every message arrives, and neither t
   }
 }
 
+TEST_CASE("fabric: UD ib_send_bw over 4 QPs and header-only SENDs over UD and RC deliver every message",
+          "[scenario][fabric]") {
+  // Regression (issue 24): with a receive CQ per QP the server waited on QP 0 while QP 1's RECVs ran out and UD
+  // dropped the rest, a program deadlock (exit 3). perftest's receiver polls one CQ for all its QPs.
+  const auto sends = [](const std::string& name, const std::string& connection, std::uint32_t size, std::uint32_t qps) {
+    return json{{"name", name},   {"type", "ib_send_bw"}, {"client", "h0"},
+                {"server", "h1"}, {"size_bytes", size},   {"connection", connection},
+                {"qps", qps},     {"iterations", 1500},   {"inline_size_bytes", size}};
+  };
+  for (const auto& [name, connection, size, qps] :
+       {std::tuple<std::string, std::string, std::uint32_t, std::uint32_t>{"ud_4qps", "UD", 64, 4},
+        {"ud_header_only", "UD", 0, 2},
+        {"rc_header_only", "RC", 0, 1}}) {
+    DYNAMIC_SECTION(name) {
+      const json report = run_report(name, scenario(name, star(2), json::array({sends(name, connection, size, qps)})));
+      CHECK(results_of(report, name).at(0).at("iterations") == 1500 * qps);
+      CHECK(report.at("results").at("pcie").at("hosts").at(1).at("messages_received") == 1500 * qps);
+      // A header-only SEND has no data segment: a UD WQE of control and datagram segments is one 64 B line, and
+      // its 4 bytes travel as immediate data.
+      if (size == 0 && connection == "UD")
+        CHECK(report.at("results").at("pcie").at("hosts").at(0).at("mmio_bytes") == 64 * 1500 * qps);
+    }
+  }
+}
+
+TEST_CASE("fabric: ib_atomic_bw sums its clients and QPs and reports like perftest's bandwidth tests",
+          "[scenario][fabric]") {
+  json s = scenario("atomic_bw", star(4),
+                    {{{"type", "ib_atomic_bw"},
+                      {"client", "h1"},
+                      {"extra_clients", {"h2", "h3"}},
+                      {"server", "h0"},
+                      {"qps", 2},
+                      {"iterations", 100},
+                      {"atomic", "cmp_and_swap"},
+                      {"counters", 8},
+                      {"counter_stride_bytes", 64}}});
+  s["verify_contents"] = true;
+  const auto [text, report] = run_text("atomic_bw", s.dump(2));
+  const json& row = results_of(report, "ib_atomic_bw").at(0);
+  CHECK(row.at("size_bytes") == 8);
+  CHECK(row.at("iterations") == 600); // 3 clients x 2 QPs x 100
+  const double mpps = row.at("msg_rate_mpps").get<double>();
+  CHECK(mpps > 0);
+  CHECK(row.at("bw_average_gbps").get<double>() == Approx(mpps * 64 / 1000)); // 8 bytes each
+  const json& config = report.at("config").at("workloads").at(0);
+  CHECK(config.at("extra_clients") == json({"h2", "h3"}));
+  CHECK(config.at("connection") == "RC");
+  // Each client sent its own 200 (2 QPs x 100); the server's HCA answered alone.
+  std::map<std::string, std::uint64_t> sent;
+  for (const json& host : report.at("results").at("pcie").at("hosts"))
+    sent[host.at("host").get<std::string>()] = host.at("messages_sent").get<std::uint64_t>();
+  CHECK(sent == std::map<std::string, std::uint64_t>{{"h1", 200}, {"h2", 200}, {"h3", 200}});
+  const auto table = run_cli({"run", testing::write_temp("fabric_atomic_bw_table.json", s.dump(2))});
+  REQUIRE(table.exit_code == 0);
+  CHECK_THAT(table.out, Catch::Contains("ib_atomic_bw (ib_atomic_bw, h1 and 2 more -> h0, cmp_and_swap on 8 "
+                                        "counters 64 B apart)\n #bytes     #iterations    BW peak[Gb/sec]"));
+}
+
 TEST_CASE("fabric: all_to_all on a non-blocking fat tree injects at 90 % of line rate per host", "[scenario][fabric]") {
   const json report =
       run_report("all_to_all",
@@ -336,6 +396,32 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
       {"latency_qps",
        {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"qps", 2}},
        ":/workloads/0: expected post_list, cq_mod, tx_depth and qps of 1 for a latency test, got a larger value"},
+      {"atomic_bw_over_ud",
+       {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"connection", "UD"}},
+       ":/workloads/0/connection: expected RC (UC and UD carry no atomics), got \"UD\""},
+      {"atomic_bw_no_counters",
+       {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"counters", 0}},
+       ":/workloads/0/counters: expected an integer in [1, 1048576], got number 0"},
+      {"atomic_bw_stride",
+       {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"counter_stride_bytes", 12}},
+       ":/workloads/0/counter_stride_bytes: expected a multiple of 8 (an atomic's address is 8-byte aligned), got 12"},
+      {"atomic_bw_size",
+       {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"size_bytes", 16}},
+       ":/workloads/0/size_bytes: expected 8 (atomics are 8 bytes), got 16"},
+      {"atomic_bw_extra_client_is_client",
+       {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"extra_clients", {"h0"}}},
+       ":/workloads/0/extra_clients/0: expected a host other than client, got \"h0\""},
+      {"atomic_bw_extra_client_is_server",
+       {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"extra_clients", {"h1"}}},
+       ":/workloads/0/extra_clients/0: expected a host other than the server, got \"h1\""},
+      {"atomic_bw_inline",
+       {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"inline_size_bytes", 8}},
+       ":/workloads/0/inline_size_bytes: expected one of the keys type, name, client, server, extra_clients, "
+       "size_bytes, iterations, tx_depth, qps, post_list, cq_mod, mtu_bytes, qp_timeout, retry_count, connection, "
+       "blueflame, atomic, counters, counter_stride_bytes, start_us, got unknown key \"inline_size_bytes\""},
+      {"header_only_write",
+       {{"type", "ib_write_bw"}, {"client", "h0"}, {"server", "h1"}, {"size_bytes", 0}},
+       ":/workloads/0/size_bytes: expected an integer in [1, 1073741824], got number 0"},
       // Regression: a host listed twice passed validate and then failed the run as a model invariant (exit 3).
       {"hosts_twice",
        {{"type", "all_to_all"}, {"hosts", {"h0", "h1", "h0"}}, {"size_bytes", 64}, {"messages", 1}},

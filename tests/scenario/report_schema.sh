@@ -133,6 +133,7 @@ def changed(index, **keys):
     return s
 lat, atomic, bw, incast = (workload_of(t) for t in ("ib_write_lat", "ib_atomic_lat", "ib_write_bw", "incast"))
 read_lat = workload_of("ib_read_lat")
+atomic_bw = workload_of("ib_atomic_bw")
 bad = {
     "unknown workload key": changed(lat, sizes_bytes=2),
     "size_bytes with all_sizes": changed(lat, all_sizes=True),
@@ -144,6 +145,11 @@ bad = {
     "mtu of 1000": changed(bw, mtu_bytes=1000),
     "tx_depth 0": changed(bw, tx_depth=0),
     "unknown workload type": changed(bw, type="ib_write_bandwidth"),
+    "atomic bandwidth over UD": changed(atomic_bw, connection="UD"),
+    "atomic bandwidth on 0 counters": changed(atomic_bw, counters=0),
+    "counter stride not a multiple of 8": changed(atomic_bw, counter_stride_bytes=12),
+    "atomic bandwidth with inline data": changed(atomic_bw, inline_size_bytes=8),
+    "header-only WRITE": changed(bw, size_bytes=0),
     "incast without receiver": changed(incast, receiver=None),
     "size_bytes with size_distribution": changed(workload_of("permutation"), size_bytes=4096),
     "hot_fraction above 1": changed(workload_of("hot_spot"), hot_fraction=1.5),

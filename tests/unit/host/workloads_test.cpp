@@ -255,6 +255,16 @@ TEST_CASE("workloads: the params listings come from the registry and the tables"
   CHECK(line("ring_allreduce", "name").rfind("name|text|ring_allreduce|non-empty|", 0) == 0);
   CHECK(line("all_to_all", "start_us").rfind("start_us|us|0|[0, 86400000000]|", 0) == 0);
   CHECK(line("ib_send_bw", "connection").rfind("connection|text|RC|RC, UC or UD|", 0) == 0);
+  // A SEND test takes 0 bytes (a header-only SEND), the others at least 1.
+  CHECK(line("ib_send_bw", "size_bytes").rfind("size_bytes|bytes|65536|<= 1073741824|", 0) == 0);
+  CHECK(line("ib_write_bw", "size_bytes").rfind("size_bytes|bytes|65536|[1, 1073741824]|", 0) == 0);
+  // ib_atomic_bw: its own options, and none of the data tests' that it has no use for.
+  CHECK(line("ib_atomic_bw", "counters").rfind("counters|count|1|[1, 1048576]|", 0) == 0);
+  CHECK(line("ib_atomic_bw", "counter_stride_bytes").rfind("counter_stride_bytes|bytes|8|[8, 1048576]|", 0) == 0);
+  CHECK(line("ib_atomic_bw", "extra_clients").rfind("extra_clients|host|-|1 to 4095 hosts|", 0) == 0);
+  CHECK(line("ib_atomic_bw", "inline_size_bytes") == "no line");
+  CHECK(line("ib_atomic_bw", "bidirectional") == "no line");
+  CHECK(line("ib_write_bw", "counters") == "no line");
 }
 
 TEST_CASE("workloads: a choice option's and an unknown key's errors are the JSON reader's own", "[host]") {

@@ -1,5 +1,5 @@
 // pcie-bench's analytic bandwidth model (bandwidth_model.h) against docs/references.md: the usable TLP bandwidth
-// table to its printed precision, and the worked expectations E5, E6 and E8; the DMA read and write bandwidths
+// table to its printed precision, and the worked expectations E5, E6, E8 and E11; the DMA read and write bandwidths
 // against values printed by pcie-model itself (model/mem_bw.py at github.com/pcie-bench/pcie-model 40703cf).
 #include <cmath>
 #include <cstdint>
@@ -130,6 +130,35 @@ TEST_CASE("ib::pcie: E8 PCIe-bound message rates on Gen3 x16 at 113.7 Gb/s", "[p
   // ConnectX-4's quoted 150 M msg/s fits under the BlueFlame bound but not under doorbell + fetch.
   CHECK(pcie::message_rate_bound_mmsg_per_s(tlp_gbps, static_cast<double>(blueflame)) > 150);
   CHECK(pcie::message_rate_bound_mmsg_per_s(tlp_gbps, static_cast<double>(fetch)) < 150);
+}
+
+TEST_CASE("ib::pcie: E11 the ATC'16 PCIe model in its own TLP accounting and in this model's", "[pcie][quick]") {
+  // Kalia et al.: 984.6 MB/s per Gen3 lane after the line code, the same raw rate this model gives x16.
+  const pcie::LinkConfig x16 = config(Generation::gen3, Width::x16, 256);
+  const double raw_mb_per_s = pcie::raw_bandwidth_gbps(x16) * 1000 / 8;
+  CHECK(raw_mb_per_s == Approx(16 * 984.6).epsilon(0.0005));
+  // Their accounting (26 B per request TLP, 22 B per completion, completions of 128 B): the four figures of E11.
+  const double lane_mb_per_s = 984.6, x16_mb_per_s = 16 * lane_mb_per_s;
+  CHECK(x16_mb_per_s / (64 + 26) == Approx(175.0).epsilon(0.005));              // M cache lines/s by MMIO
+  CHECK(x16_mb_per_s / (64 + 26) / 2 == Approx(87.5).epsilon(0.005));           // 2-line WQEs by MMIO
+  CHECK(x16_mb_per_s * 128 / (128 + 22) == Approx(13443).epsilon(0.005));       // MB/s of DMA-read payload
+  CHECK(x16_mb_per_s * 128 / (128 + 22) / 128 == Approx(105.0).epsilon(0.005)); // 128 B WQEs after a Doorbell
+  CHECK(10 * 2 * (64 + 26) == 1800);                                            // ten 65 B WQEs by MMIO
+  CHECK((8 + 26) + 10 * (128 + 22) == 1534);                                    // by Doorbell and one read
+  // This model's accounting (24 B MWr with a 64-bit address, 20 B CplD), with completions combined at 128 B as the
+  // paper's CPUs do: about 179 M lines/s and 13,625 MB/s, as E11 says, and 1760 B against 1512 B.
+  const pcie::LinkConfig combined = config(Generation::gen3, Width::x16, 128);
+  const std::uint64_t wqe_address = 0x7f00'0000'0000ULL, doorbell_address = 0x3800'0000'0800ULL;
+  const std::uint64_t line = pcie::dma_write_wire_bytes(x16, doorbell_address, 64);
+  CHECK(line == 88);
+  CHECK(raw_mb_per_s / static_cast<double>(line) == Approx(179.0).epsilon(0.005));
+  const std::uint64_t completion = pcie::dma_read_completion_wire_bytes(combined, wqe_address, 128);
+  CHECK(completion == 148);
+  CHECK(raw_mb_per_s * 128 / static_cast<double>(completion) == Approx(13625).epsilon(0.005));
+  CHECK(10 * 2 * line == 1760);
+  CHECK(pcie::dma_write_wire_bytes(x16, doorbell_address, 8) +
+            pcie::dma_read_completion_wire_bytes(combined, wqe_address, 10 * 128) ==
+        1512);
 }
 
 TEST_CASE("ib::pcie: DMA read and write bandwidths reproduce pcie-model mem_bw", "[pcie][quick]") {
