@@ -262,6 +262,10 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
   case Kind::rnr_timer:
     on_rnr_timer(sim, qps_[event.handle]);
     return;
+  case Kind::atomic_issue:
+    ++pcie_.atomic_reads;
+    bus_->dma_read(sim, ops_[DmaHandle{event.handle}].address, 8, event.handle);
+    return;
   case Kind::first_bus_kind:
     break;
   }

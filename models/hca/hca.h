@@ -128,6 +128,7 @@ public:
     cqe_ready,                             ///< handle = DMA op of the CQE: built, its write may go
     retry_timer,                           ///< handle = QP index
     rnr_timer,                             ///< handle = QP index
+    atomic_issue,                          ///< handle = DMA op of an atomic: the atomic unit is done with it
     first_bus_kind,
   };
   static constexpr std::uint8_t kind_count = static_cast<std::uint8_t>(Kind::first_bus_kind) + pcie::Bus::kind_count;
@@ -330,6 +331,7 @@ private:
   sim::Time completion_unit_free_;
   std::vector<std::uint32_t> atomic_bucket_busy_; ///< per bucket: an atomic holds it
   sim::Ring<DmaHandle> atomics_waiting_;
+  sim::Time atomic_unit_free_;
   PcieCounters pcie_;
   std::uint32_t drop_next_ = 0;
   std::uint64_t dropped_by_fault_ = 0;

@@ -72,6 +72,8 @@ const sim::ParamTable<Params>& param_table() {
           {"atomic_lock_buckets", &Params::atomic_lock_buckets, "count",
            "atomics whose addresses agree in the low log2(buckets) bits serialize; a power of two, 1 = all", 1,
            1048576},
+          {"atomic_processing_ns", &Params::atomic_processing, "ns",
+           "the adapter's atomic unit: time per atomic, one atomic at a time, before its read-modify-write", 0, 1e6},
           {"ack_request_interval_packets", &Params::ack_request_interval_packets, "count",
            "AckReq set also on every this many packets of a message (0 = on its last packet only)", 0, 8388608},
       });

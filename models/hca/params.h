@@ -49,6 +49,7 @@ struct Params {
   sim::Time rx_packet_processing;             ///< one received packet checked and matched to its QP
   sim::Time cqe_generation;                   ///< one CQE built before its DMA write
   std::uint32_t atomic_lock_buckets;          ///< atomics on addresses equal in log2(buckets) low bits serialize
+  sim::Time atomic_processing;                ///< the atomic unit's time per atomic, one at a time
   std::uint32_t ack_request_interval_packets; ///< AckReq also every this many packets of a message; 0 = last only
 };
 

@@ -525,8 +525,9 @@ void Hca::run_atomics(sim::Simulator& sim, std::uint32_t bucket) {
     if (!started && ops_[op].bucket == bucket) {
       started = true;
       atomic_bucket_busy_[bucket] = 1;
-      ++pcie_.atomic_reads;
-      bus_->dma_read(sim, ops_[op].address, 8, op.value);
+      // The atomic unit takes atomics one at a time, then their read-modify-write goes to host memory.
+      atomic_unit_free_ = std::max(sim.now(), atomic_unit_free_) + params_.atomic_processing;
+      sim.schedule(atomic_unit_free_, self_, static_cast<std::uint8_t>(Kind::atomic_issue), op.value);
     } else {
       rest.push_back(op);
     }

@@ -87,7 +87,7 @@ TEST_CASE("receive path: ib_send_lat of 32 B within 15 % of the published median
   CHECK(ud >= rc);
 }
 
-TEST_CASE("receive path: a SEND pattern over shared receive queues delivers every message; srq without SENDs is "
+TEST_CASE("receive path: a SEND pattern over shared receive queues delivers every message, and srq without SENDs is "
           "exit 2 at its pointer",
           "[scenario][receive][srq]") {
   const json workload = {{"type", "all_to_all"}, {"verb", "send"}, {"srq", true},

@@ -165,8 +165,9 @@ TEST_CASE("reference E8: no message rate on ConnectX-4 exceeds its PCIe bound", 
 // E12 on Connect-IB with as many cores as needed (12 programs; one core posts about 10 M SENDs/s, E13): 16-byte UD
 // SENDs (2-line WQEs) by MMIO, Doorbell-batched in lists of 16 over 2 QPs per core, and header-only (1-line WQEs)
 // batched, to four receiving hosts.
-// Gap (issue 24): today every received SEND waits for its own serialized RECV WQE read, about 2.3 M/s per receiving
-// QP, and the send side slows past 8 QPs, so the receivers and the engines rather than PCIe set these rates.
+// Gap (issue 24, open): 81.4 Mops by MMIO holds, but batched 57.8 and header-only 81.8 Mops fall short of 84-105 and
+// of 157; receive WQEs no longer limit them (one miss per queue), engines do not either (16 x 100 ns): the limit
+// is yet to be found.
 TEST_CASE("reference E12: Connect-IB UD SENDs: MMIO, Doorbell batching and header-only against the E11 bounds",
           "[scenario][reference][!mayfail]") {
   const int cores = 12, receivers = 4;
@@ -191,7 +192,7 @@ TEST_CASE("reference E12: Connect-IB UD SENDs: MMIO, Doorbell batching and heade
 }
 
 // E12: a payload past 60 bytes makes the WQE 3 lines; read by eye, about 67 Mops batched and 54 by MMIO (+-15 %).
-// Gap: as above, the receivers' RECV WQE reads and the send side past 8 QPs set these rates today.
+// Gap (issue 24, open): batched 34.5 Mops against 67 +-15 %, as above.
 TEST_CASE("reference E12: Connect-IB UD SENDs of 3-line WQEs lose about a third", "[scenario][reference][!mayfail]") {
   const int cores = 12, receivers = 4;
   const json topology = star_of(receivers + 1, "connect-ib-fdr");
@@ -207,9 +208,7 @@ TEST_CASE("reference E12: Connect-IB UD SENDs of 3-line WQEs lose about a third"
 // E12 on ConnectX-3 (PCIe 3.0 x8, 8 cores): regular UD SENDs reach 26.0 Mops and header-only ones 32.1, NIC-bound
 // well below the x8 PCIe bound (half of E11's x16 105 M/s for batched 128-byte WQEs). Measured figures: +-20 %, the
 // reference's guidance for measured values.
-// Gap: the receivers' serialized RECV WQE reads (issue 24) limit each receiving QP today.
-TEST_CASE("reference E12: ConnectX-3 UD SENDs are NIC-bound, regular and header-only",
-          "[scenario][reference][!mayfail]") {
+TEST_CASE("reference E12: ConnectX-3 UD SENDs are NIC-bound, regular and header-only", "[scenario][reference]") {
   const int cores = 8, receivers = 4;
   const json topology = star_of(receivers + 1, "connectx3-fdr");
   const double regular = total_mpps(run_report("e12_cx3", topology, ud_senders(cores, receivers, 16, 16, 2, 1024)));
@@ -223,8 +222,8 @@ TEST_CASE("reference E12: ConnectX-3 UD SENDs are NIC-bound, regular and header-
 
 // E13 on Connect-IB: one core (one program) posting 60-byte UD SENDs (128-byte WQEs) by MMIO on 1 QP, or in
 // Doorbell batches of 16 over 1, 2 and 4 QPs: measured 10.0, 9.6, 18.6 and 32.2 Mops.
-// Gap (issue 24): each receiving QP takes about 2.3 M SENDs/s today (a serialized RECV WQE read per SEND), so every
-// rate here is the receiver's times the QPs, and extra QPs raise even the MMIO rate that a core should bound.
+// Gap (issue 24, open): MMIO 9.85 and batched on 1 QP 9.33 Mops hold; over 2 and 4 QPs batching gives 1.48x and
+// 2.23x (bands 1.6-2.4 and 2.6-3.8): something other than the engines serializes a core's QPs.
 TEST_CASE("reference E13: one core's Doorbell batching pays only across QPs on Connect-IB",
           "[scenario][reference][!mayfail]") {
   const json topology = star_of(2, "connect-ib-fdr");
@@ -268,7 +267,7 @@ TEST_CASE("reference E13: a Doorbell post costs one DMA read more latency than a
 }
 
 // E13 on ConnectX-3: 12.4 by MMIO, 9.9 batched on 1 QP, 19.6 on 2 (the 4-QP band is Connect-IB's).
-// Gap: as on Connect-IB, the receiving QP's serialized RECV WQE reads set every rate today.
+// Gap (issue 24, open): by MMIO 9.85 Mops against 12.4 +-20 %, batched on 1 QP 1.31x (at most 1.1), on 2 QPs 1.37x.
 TEST_CASE("reference E13: one core's Doorbell batching pays only across QPs on ConnectX-3",
           "[scenario][reference][!mayfail]") {
   const json topology = star_of(2, "connectx3-fdr");
@@ -319,13 +318,10 @@ TEST_CASE("reference E14: ConnectX-3 atomics run at one rate whatever the number
   CHECK(rates[0] <= 3.0);
 }
 
-// E14: with counters spread widely (Z = 4096, 8 bytes apart) Connect-IB becomes NIC-bound at 52 Mops (+-20 %).
-// Sixteen clients with two QPs each offer more than that (each client core posts about 14 M atomics/s).
-// Gap: the model charges an atomic no more NIC time than any received packet, so the responder's 8 receive engines
-// (rx_packet_processing 60 ns + qp_context_access 30 ns when they change QP) bound it near 89 Mops instead; an
-// atomic unit of about 19 ns per operation (or its equivalent across units) is missing.
-TEST_CASE("reference E14: Connect-IB atomics on widely spread counters reach 52 Mops",
-          "[scenario][reference][!mayfail]") {
+// E14: with counters spread widely (Z = 4096, 8 bytes apart) Connect-IB becomes NIC-bound at 52 Mops (+-20 %):
+// its atomic unit (atomic_processing_ns). Sixteen clients with two QPs each offer more than that (each client core
+// posts about 14 M atomics/s).
+TEST_CASE("reference E14: Connect-IB atomics on widely spread counters reach 52 Mops", "[scenario][reference]") {
   const double mops = atomic_mops("e14_cib_z4096", "connect-ib-fdr", 16, 2, 4096, 8, 1000);
   INFO("Connect-IB, Z = 4096, stride 8: " << mops << " Mops");
   CHECK(mops == Approx(52).epsilon(0.20));

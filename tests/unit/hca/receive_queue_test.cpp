@@ -161,7 +161,8 @@ TEST_CASE("an SRQ serves several QPs, frees out of order and raises its limit ev
   CHECK(events_at_end == 1);
 }
 
-TEST_CASE("a QP on an SRQ that fails flushes only the WQEs it claimed; the others serve the QPs left", "[hca][srq]") {
+TEST_CASE("a QP on an SRQ that fails flushes only the WQEs it claimed, and the others serve the QPs left",
+          "[hca][srq]") {
   testing::TestCluster c(testing::star_topology(2));
   testing::QpAddress s1, r1, r2;
   constexpr std::uint32_t sends = 12;
