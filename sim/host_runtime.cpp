@@ -308,8 +308,10 @@ void HostRuntime::on_fabric_timer() {
 
 void HostRuntime::on_program_event(const Event& event) {
   ProgramState& program = *programs_[event.index];
-  if (event.generation != program.generation || !program.blocked)
-    return; // the other half of a wait_for, already woken
+  if (event.generation != program.generation || !program.blocked) {
+    sim_.mark_stale(); // the other half of a wait_for, already woken
+    return;
+  }
   if (event.time > simgrid_now()) {
     // Let SimGrid's clock reach the instant first, so the program resumes exactly then.
     sim_.put_back(event);

@@ -271,9 +271,13 @@ void Hca::arm_retry_timer(sim::Simulator& sim, Qp& qp) {
 
 void Hca::on_retry_timer(sim::Simulator& sim, Qp& qp) {
   qp.retry_timer_pending = false;
-  if (qp.state != verbs::QpState::rts || qp.retry_deadline == sim::Time::max())
+  // An entry the last ACK left in the calendar, or one that progress pushed back, is not activity (drained_at).
+  if (qp.state != verbs::QpState::rts || qp.retry_deadline == sim::Time::max()) {
+    sim.mark_stale();
     return;
+  }
   if (sim.now() < qp.retry_deadline) { // pushed back by progress since it was scheduled
+    sim.mark_stale();
     qp.retry_timer_pending = true;
     sim.schedule(qp.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
     return;
@@ -291,8 +295,10 @@ void Hca::on_retry_timer(sim::Simulator& sim, Qp& qp) {
 }
 
 void Hca::on_rnr_timer(sim::Simulator& sim, Qp& qp) {
-  if (!qp.rnr_waiting || qp.state != verbs::QpState::rts)
+  if (!qp.rnr_waiting || qp.state != verbs::QpState::rts) {
+    sim.mark_stale();
     return;
+  }
   qp.rnr_waiting = false;
   rewind(sim, qp, qp.rnr_resume_psn);
 }
