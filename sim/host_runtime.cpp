@@ -275,7 +275,9 @@ void HostRuntime::arm_fabric_timer() {
   if (stopping_)
     return;
   const Time next = sim_.next_event_time();
-  if (next > until_)
+  // An empty calendar has nothing to run: a timer at Time::max() would move SimGrid's clock, which later engines
+  // in this process start from, to 2^63 ps.
+  if (next > until_ || next == Time::max())
     return;
   if (fabric_timer_ != nullptr) {
     if (fabric_timer_at_ <= next)
