@@ -275,7 +275,9 @@ void HostRuntime::arm_fabric_timer() {
   if (stopping_)
     return;
   const Time next = sim_.next_event_time();
-  if (next > until_)
+  // An empty calendar has nothing to run: a timer at Time::max() would move SimGrid's clock, which later engines
+  // in this process start from, to 2^63 ps.
+  if (next > until_ || next == Time::max())
     return;
   if (fabric_timer_ != nullptr) {
     if (fabric_timer_at_ <= next)
@@ -310,8 +312,10 @@ void HostRuntime::on_fabric_timer() {
 
 void HostRuntime::on_program_event(const Event& event) {
   ProgramState& program = *programs_[event.index];
-  if (event.generation != program.generation || !program.blocked)
-    return; // the other half of a wait_for, already woken
+  if (event.generation != program.generation || !program.blocked) {
+    sim_.mark_stale(); // the other half of a wait_for, already woken
+    return;
+  }
   if (event.time > simgrid_now()) {
     // Let SimGrid's clock reach the instant first, so the program resumes exactly then.
     sim_.put_back(event);

@@ -77,6 +77,10 @@ public:
           dispatch.prefetch_near(*next);
       }
       dispatch(event);
+      // A stale event changed nothing: the last activity stays where it was.
+      if (!stale_)
+        last_active_at_ = now_;
+      stale_ = false;
     }
   }
 
@@ -94,7 +98,14 @@ public:
     calendar_.push(event);
     --events_dispatched_;
     stop_requested_ = true;
+    stale_ = true; // it happens later, when it is dispatched again
   }
+  /// Called by a handler whose event turned out stale (STYLE rule 25): a timer entry left in the calendar by a
+  /// cancel, or one that fired before a deadline that has since moved. Such an event is not activity.
+  void mark_stale() { stale_ = true; }
+  /// When the last event that was not stale happened: the instant activity ended, which stale timer entries still
+  /// in the calendar (a retry timer of 4.096 us x 2^14 stopped by the last ACK) outlast. Zero before any event.
+  Time last_active_at() const { return last_active_at_; }
   /// Makes run_until() return after the current event.
   void request_stop() { stop_requested_ = true; }
   /// Whether the progress hook halted the run (an interrupted run: what happened so far is all there is).
@@ -115,6 +126,8 @@ private:
 
   Calendar calendar_;
   Time now_;
+  Time last_active_at_;
+  bool stale_ = false; // set by mark_stale() during the current dispatch
   std::uint64_t next_seq_ = 0;
   std::uint64_t events_dispatched_ = 0;
   std::uint64_t seed_;

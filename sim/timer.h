@@ -31,14 +31,19 @@ public:
   Time deadline() const { return deadline_; }
 
   /// Call from the owner's handler for this timer's events. True when the timer really expires now; false for a
-  /// stale or early entry, which it reschedules as needed.
+  /// stale or early entry, which it reschedules as needed and marks stale (Simulator::mark_stale): not activity.
   bool on_event(Simulator& sim, const Event& event) {
-    if (event.generation != generation_)
+    if (event.generation != generation_) {
+      sim.mark_stale();
       return false;
+    }
     pending_at_ = Time::max();
-    if (deadline_ == Time::max())
+    if (deadline_ == Time::max()) {
+      sim.mark_stale();
       return false;
+    }
     if (deadline_ > sim.now()) {
+      sim.mark_stale();
       arm(sim, deadline_);
       return false;
     }

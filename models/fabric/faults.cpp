@@ -59,8 +59,10 @@ void FaultInjector::on_event(sim::Simulator& sim, const sim::Event& event) {
   case Kind::link_active: {
     const std::uint32_t link = event.handle;
     // A later change may have taken the link down again, or planned its activation anew.
-    if (event.generation != activation_[link] || effectively_down(link) || !down_[link])
+    if (event.generation != activation_[link] || effectively_down(link) || !down_[link]) {
+      sim.mark_stale();
       return;
+    }
     down_[link] = 0;
     trained_[link] = 0;
     const auto& [a, b] = fabric_.links()[link];

@@ -278,9 +278,13 @@ void Hca::arm_retry_timer(sim::Simulator& sim, Qp& qp) {
 
 void Hca::on_retry_timer(sim::Simulator& sim, Qp& qp) {
   qp.req.retry_timer_pending = false;
-  if (qp.state != verbs::QpState::rts || qp.req.retry_deadline == sim::Time::max())
+  // An entry the last ACK left in the calendar, or one that progress pushed back, is not activity (drained_at).
+  if (qp.state != verbs::QpState::rts || qp.req.retry_deadline == sim::Time::max()) {
+    sim.mark_stale();
     return;
+  }
   if (sim.now() < qp.req.retry_deadline) { // pushed back by progress since it was scheduled
+    sim.mark_stale();
     qp.req.retry_timer_pending = true;
     sim.schedule(qp.req.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
     return;
@@ -298,8 +302,10 @@ void Hca::on_retry_timer(sim::Simulator& sim, Qp& qp) {
 }
 
 void Hca::on_rnr_timer(sim::Simulator& sim, Qp& qp) {
-  if (!qp.req.rnr_waiting || qp.state != verbs::QpState::rts)
+  if (!qp.req.rnr_waiting || qp.state != verbs::QpState::rts) {
+    sim.mark_stale();
     return;
+  }
   qp.req.rnr_waiting = false;
   rewind(sim, qp, qp.req.rnr_resume_psn);
 }

@@ -45,7 +45,8 @@ struct HostNode {
   std::uint32_t component_id = 0;
   std::unique_ptr<pcie::HostMemory> memory;
   std::unique_ptr<hca::Hca> hca;
-  std::deque<sim::Signal> signals;       ///< by CQ number
+  std::deque<sim::Signal> signals;       ///< completion channels, each raised by one CQ or more
+  std::vector<sim::Signal*> cq_signals;  ///< by CQ number: its channel's signal
   std::deque<sim::Signal> watch_signals; ///< by buffer watch (Context::watch_buffer)
   sim::HostRuntime* runtime = nullptr;
   const sm::Subnet* subnet = nullptr; ///< for path records (SLs)

@@ -1,5 +1,7 @@
 #include "models/host/context.h"
 
+#include <algorithm>
+#include <cassert>
 #include <stdexcept>
 
 #include "models/host/cluster.h"
@@ -30,8 +32,17 @@ std::uint8_t Context::path_sl(std::uint16_t dlid) const {
 
 std::uint32_t Context::create_cq(std::uint32_t depth) {
   node_.signals.emplace_back(*node_.runtime);
-  const std::uint32_t cq = node_.hca->create_cq(depth, &node_.signals.back());
-  if (cq + 1 != node_.signals.size())
+  return add_cq(depth, node_.signals.back());
+}
+
+std::uint32_t Context::create_cq(std::uint32_t depth, std::uint32_t channel_of) {
+  return add_cq(depth, *node_.cq_signals.at(channel_of));
+}
+
+std::uint32_t Context::add_cq(std::uint32_t depth, sim::Signal& signal) {
+  const std::uint32_t cq = node_.hca->create_cq(depth, &signal);
+  node_.cq_signals.push_back(&signal);
+  if (cq + 1 != node_.cq_signals.size())
     throw std::logic_error("CQs created outside Context");
   return cq;
 }
@@ -101,16 +112,24 @@ int Context::poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out) {
 }
 
 int Context::wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim::Time deadline) {
-  sim::Signal& signal = node_.signals.at(cq);
+  return wait_any_cq({&cq, 1}, deadline) < 0 ? 0 : poll_cq(cq, out);
+}
+
+int Context::wait_any_cq(std::span<const std::uint32_t> cqs, sim::Time deadline) {
+  sim::Signal& signal = *node_.cq_signals.at(cqs.front());
+  assert(std::all_of(cqs.begin(), cqs.end(), [&](std::uint32_t cq) { return node_.cq_signals.at(cq) == &signal; }) &&
+         "wait_any_cq over CQs of different completion channels");
   while (true) {
+    // A signal's notifications only say that something may have changed: the CQs themselves say what.
     signal.clear();
-    if (node_.hca->cq_ready(cq) > 0)
-      return poll_cq(cq, out);
+    for (std::size_t i = 0; i < cqs.size(); ++i)
+      if (node_.hca->cq_ready(cqs[i]) > 0)
+        return static_cast<int>(i);
     if (deadline == sim::Time::max()) {
       program_.wait(signal);
     } else {
       if (program_.now() >= deadline || !program_.wait_for(signal, deadline - program_.now()))
-        return 0;
+        return -1;
     }
   }
 }

@@ -32,6 +32,9 @@ public:
   std::uint8_t path_sl(std::uint16_t dlid) const;
 
   std::uint32_t create_cq(std::uint32_t depth);
+  /// A CQ on the completion channel of CQ `channel_of` (verbs lets CQs share one): a CQE on either wakes a
+  /// program in wait_any_cq() over both.
+  std::uint32_t create_cq(std::uint32_t depth, std::uint32_t channel_of);
   std::uint32_t create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq, std::uint32_t recv_cq);
   /// RESET → INIT → RTR → RTS with `attr`; throws std::runtime_error with verbs' reason if a step is refused.
   void connect_qp(std::uint32_t qpn, const verbs::QpAttr& attr);
@@ -51,6 +54,10 @@ public:
   /// poll: the program sleeps until a CQE becomes visible, then pays one poll). Returns what that poll took, or 0
   /// if `deadline` passed first.
   int wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim::Time deadline = sim::Time::max());
+  /// Polls `cqs`, all on one completion channel, in turn until one has a completion (simulated as wait_cq is):
+  /// the index in `cqs` of the first that has, left to poll, or -1 if `deadline` passed first. Costs nothing:
+  /// the caller's poll_cq pays for the poll that finds it.
+  int wait_any_cq(std::span<const std::uint32_t> cqs, sim::Time deadline = sim::Time::max());
 
   /// Starts counting the HCA's payload writes that cover `address` (a byte a program will spin on); its id.
   std::size_t watch_buffer(std::uint64_t address);
@@ -59,6 +66,8 @@ public:
   void wait_for_writes(std::size_t watch, std::uint64_t count);
 
 private:
+  std::uint32_t add_cq(std::uint32_t depth, sim::Signal& signal);
+
   sim::Program& program_;
   HostNode& node_;
 };

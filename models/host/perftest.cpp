@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <unordered_map>
 
 #include "models/host/workloads_impl.h"
 
@@ -42,14 +43,17 @@ public:
     const auto size = o.integer_if_set("size_bytes");
     if (all && size)
       throw sim::InputError(file, r.pointer_to("size_bytes"), "size_bytes or all_sizes, not both", "both");
+    std::uint64_t all_max = 0;
     if (test_ == Test::atomic_lat) {
+      // perftest's ib_atomic_lat -a exits: "Message size cannot be changed for Atomic tests".
+      if (all)
+        throw sim::InputError(file, r.pointer_to("all_sizes"), "false: an atomic is 8 bytes, perftest -a refuses it",
+                              "true");
       if (size && *size != 8)
         throw sim::InputError(file, r.pointer_to("size_bytes"), "8 (atomics are 8 bytes)", std::to_string(*size));
       sizes_ = {8};
     } else if (all) {
-      const std::uint64_t max = o.integer("all_sizes_max_bytes");
-      for (std::uint64_t s = 2; s <= max; s *= 2)
-        sizes_.push_back(static_cast<std::uint32_t>(s));
+      all_max = o.integer("all_sizes_max_bytes"); // the sizes follow once the transport and MTU are known
     } else {
       sizes_ = {static_cast<std::uint32_t>(o.integer("size_bytes"))};
     }
@@ -88,12 +92,18 @@ public:
                             : writes ? "RC or UC (UD carries only SENDs)"
                                      : "RC",
                             "\"" + connection + "\"");
-    if (connection_ == verbs::QpType::ud)
-      for (const std::uint32_t size : sizes_)
-        if (size > mtu_)
-          throw sim::InputError(file, r.pointer_to(all ? "all_sizes_max_bytes" : "size_bytes"),
-                                "at most the MTU (" + std::to_string(mtu_) + " B): a UD message is one packet",
-                                std::to_string(size));
+    if (all) {
+      // perftest -a over UD stops at the MTU; only a maximum given explicitly can ask for more (refused below).
+      const std::uint64_t max = connection_ == verbs::QpType::ud && !r.has("all_sizes_max_bytes")
+                                    ? std::min<std::uint64_t>(all_max, mtu_)
+                                    : all_max;
+      for (std::uint64_t s = 2; s <= max; s *= 2)
+        sizes_.push_back(static_cast<std::uint32_t>(s));
+    }
+    if (connection_ == verbs::QpType::ud && sizes_.back() > mtu_)
+      throw sim::InputError(file, r.pointer_to(all ? "all_sizes_max_bytes" : "size_bytes"),
+                            "at most the MTU (" + std::to_string(mtu_) + " B): a UD message is one packet",
+                            std::to_string(all ? all_max : sizes_.back()));
     blueflame_ = o.flag("blueflame");
     bidirectional_ = o.flag("bidirectional");
     if (bidirectional_ && lat)
@@ -133,7 +143,7 @@ public:
   Footprint footprint(std::uint64_t) const override {
     // As run_side() makes them, on each of the two hosts: qps QPs, each with its send CQ, and one receive CQ.
     Footprint f;
-    const std::uint64_t send = std::max(tx_depth_, 16u) + post_list_, recv = std::max(tx_depth_, 512u);
+    const std::uint64_t send = std::max(tx_depth_, 16u) + post_list_, recv = recv_queue_depth();
     const std::uint32_t max_size = *std::max_element(sizes_.begin(), sizes_.end());
     f.programs = 2;
     f.qps = 2ull * qps_;
@@ -171,6 +181,9 @@ public:
       inline_size_ = device_max; // perftest's default, as far as the device allows
     }
     rendezvous_ = &rendezvous;
+    hand_shake_.clear();
+    for (const std::string* host : {&client_, &server_})
+      hand_shake_.emplace_back(*cluster.host(*host).runtime);
     // Like perftest, a side stops at its first failed completion ("Completion with error").
     for (const bool client : {true, false})
       cluster.spawn(client ? client_ : server_, name_ + (client ? "/client" : "/server"), [this, client](Context& ctx) {
@@ -230,11 +243,27 @@ public:
 private:
   struct Qp {
     std::uint32_t qpn = 0;
-    std::uint32_t send_cq = 0, recv_cq = 0;
+    std::uint32_t send_cq = 0;
     verbs::AddressHandle ah;      ///< UD: where the peer's QP is
     std::uint32_t remote_qpn = 0; ///< UD
   };
+  /// A side's receives, every QP's completing on one CQ as perftest's ctx->recv_cq: a server waits there for
+  /// whichever QP a message comes to.
+  struct Receives {
+    std::uint32_t cq = 0;
+    verbs::RecvWr wr; ///< each receive: the run's largest message
+    std::unordered_map<std::uint32_t, std::uint32_t> qp_of_qpn;
+    std::vector<std::uint32_t> posted;         ///< per QP: posted and not completed, over all sizes
+    std::vector<std::uint32_t> received;       ///< per QP: messages of the current size
+    std::uint64_t received_total = 0;          ///< over all QPs: messages of the current size
+    std::vector<std::uint64_t> dropped_before; ///< per QP: the HCA's dropped packets when the size began
+  };
   static constexpr std::uint32_t ud_qkey = 0x11111111; // perftest's DEFAULT_QKEY
+  /// perftest's UC_MAX_RX: the most receives a UC or UD bandwidth test posts ahead.
+  static constexpr std::uint32_t uc_max_rx = 16000;
+  /// How often a side waiting for UC or UD messages that may have been dropped looks at the HCA's drop count: a
+  /// bound on how late it notices that the rest will not come (perftest's server gives up after 60 s without one).
+  static constexpr sim::Time loss_recheck = sim::Time::from_us(1);
 
   /// A SEND to `qp`'s peer: for UD it carries the address handle, QPN and Q_Key.
   static void address(verbs::SendWr& wr, const Qp& qp) {
@@ -250,6 +279,15 @@ private:
   std::uint32_t recv_bytes(std::uint32_t size) const {
     return std::max<std::uint32_t>(size, 1) + (connection_ == verbs::QpType::ud ? 40 : 0);
   }
+  /// perftest's rx_depth for ib_send_bw: receives posted per QP before each size, 512 (DEF_RX_SEND); over UC and UD,
+  /// which drop a message that finds no receive, up to 16000 so that a server slower than its client loses none;
+  /// never more than a size's messages.
+  std::uint32_t rx_depth() const { return std::min(connection_ == verbs::QpType::rc ? 512u : uc_max_rx, iterations_); }
+  /// Receive queue entries per QP.
+  std::uint32_t recv_queue_depth() const { return std::max({tx_depth_, 512u, rx_depth()}); }
+  /// Whether messages of a bandwidth test can find no receive and be dropped: UC and UD with fewer receives
+  /// posted ahead than messages, the server reposting as it goes.
+  bool may_lose() const { return connection_ != verbs::QpType::rc && rx_depth() < iterations_; }
 
   /// Both sides: QPs created at time 0, connected at 1 ns, then each size in turn.
   void run_side(Context& ctx, bool client) {
@@ -263,18 +301,29 @@ private:
     std::vector<Qp> qps(qps_);
     verbs::QpCaps caps;
     caps.max_send_wr = std::max(tx_depth_, 16u) + post_list_;
-    caps.max_recv_wr = std::max(tx_depth_, 512u);
+    caps.max_recv_wr = recv_queue_depth();
     caps.max_inline_data = inline_size_;
     caps.blueflame = blueflame_;
-    // One receive CQ for all QPs, as perftest has: a receiver then serves whichever QP a message came to (a UD
-    // QP whose RECVs ran out while its program waited on another QP's CQ would drop the rest).
-    const std::uint32_t recv_cq = ctx.create_cq(caps.max_recv_wr * qps_ + 16);
+    Receives rx;
+    // A side that both sends and receives waits for completions of either kind: its CQs share a completion
+    // channel, as perftest -b polls its send and receive CQs in one loop.
+    const bool duplex = test_ == Test::send_bw && bidirectional_;
     for (std::uint32_t q = 0; q < qps_; ++q) {
-      qps[q].send_cq = ctx.create_cq(caps.max_send_wr + 16);
-      qps[q].recv_cq = recv_cq;
-      qps[q].qpn = ctx.create_qp(connection_, caps, qps[q].send_cq, qps[q].recv_cq);
+      qps[q].send_cq =
+          q > 0 && duplex ? ctx.create_cq(caps.max_send_wr + 16, qps[0].send_cq) : ctx.create_cq(caps.max_send_wr + 16);
+      if (q == 0)
+        rx.cq = duplex ? ctx.create_cq(qps_ * caps.max_recv_wr + 16, qps[0].send_cq)
+                       : ctx.create_cq(qps_ * caps.max_recv_wr + 16);
+      qps[q].qpn = ctx.create_qp(connection_, caps, qps[q].send_cq, rx.cq);
+      rx.qp_of_qpn[qps[q].qpn] = q;
       rendezvous_->publish(me, peer, static_cast<int>(q), ctx.lid(), qps[q].qpn);
     }
+    // Every receive is as long as the run's largest message, in buffers sized for it as perftest's are: one left
+    // over from a size (its UC or UD message dropped, or the ping-pong's spare) fits any later size.
+    rx.wr = {0, buffer + max_size, recv_bytes(max_size)};
+    rx.posted.assign(qps_, 0);
+    rx.received.assign(qps_, 0);
+    rx.dropped_before.assign(qps_, 0);
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (std::uint32_t q = 0; q < qps_; ++q) {
       const auto [lid, qpn] = rendezvous_->lookup(peer, me, static_cast<int>(q));
@@ -300,13 +349,81 @@ private:
     const std::uint64_t remote = peer_buffer_[client ? 1 : 0];
     for (std::size_t i = 0; i < sizes_.size(); ++i) {
       if (is_latency(test_))
-        latency_round(ctx, client, qps[0], buffer, remote, sizes_[i], i);
+        latency_round(ctx, client, qps[0], rx, buffer, remote, sizes_[i], i);
       else
-        bandwidth_round(ctx, client, qps, buffer, remote, sizes_[i], i);
+        bandwidth_round(ctx, client, qps, rx, buffer, remote, sizes_[i], i);
     }
   }
 
-  void latency_round(Context& ctx, bool client, const Qp& qp, std::uint64_t buffer, std::uint64_t remote,
+  /// perftest's ctx_hand_shake before each size after the first, out of band (its TCP exchange is not simulated):
+  /// each side waits here for the other, so that no message of a size comes before the peer has posted its
+  /// receives for it or, in ib_write_lat, watches the byte it will spin on. The first size needs none: both sides
+  /// leave the connection exchange at the same instant.
+  void hand_shake(Context& ctx, bool client, std::size_t index) {
+    if (index == 0)
+      return;
+    const std::size_t me = client ? 0 : 1, peer = 1 - me;
+    if (++arrivals_[me] <= arrivals_[peer])
+      hand_shake_[peer].notify();
+    else
+      ctx.program().wait(hand_shake_[me]);
+  }
+
+  /// Posts receives on QP `q` until `depth` are posted and not completed.
+  void post_receives(Context& ctx, const Qp& qp, Receives& rx, std::uint32_t q, std::uint32_t depth) {
+    for (; rx.posted[q] < depth; ++rx.posted[q]) {
+      const verbs::PostResult r = ctx.post_recv(qp.qpn, rx.wr);
+      if (r.ok())
+        continue;
+      // A QP a fault sent to the error state refuses work; anything else is a bug.
+      if (!ctx.faults() || r.error != verbs::PostError::invalid_state)
+        throw sim::InvariantViolation("perftest-post", name_, "post_recv refused a receive",
+                                      std::string(verbs::to_string(r.error)));
+      record_failure(true, verbs::to_string(verbs::WcStatus::wr_flush_err), "perftest-completion");
+      throw ProgramFailed{};
+    }
+  }
+
+  /// Takes receive completions: counts each QP's messages of this size and, while more of them are to come than
+  /// receives are posted, posts one back (perftest's run_iter_bw_server).
+  void take_receives(Context& ctx, const std::vector<Qp>& qps, Receives& rx,
+                     std::span<const verbs::WorkCompletion> wc) {
+    for (const verbs::WorkCompletion& c : wc) {
+      if (c.status != verbs::WcStatus::success) {
+        record_failure(ctx.faults(), verbs::to_string(c.status), "perftest-completion");
+        throw ProgramFailed{};
+      }
+      const std::uint32_t q = rx.qp_of_qpn.at(c.qp_num);
+      --rx.posted[q];
+      ++rx.received_total;
+      if (++rx.received[q] + rx_depth() <= iterations_)
+        post_receives(ctx, qps[q], rx, q, rx.posted[q] + 1);
+    }
+  }
+
+  /// Messages of this size over all QPs that have come, or that the HCA dropped for want of a receive and so
+  /// never will (a UC message's packets are all dropped once its first finds no receive).
+  std::uint64_t accounted(Context& ctx, const std::vector<Qp>& qps, const Receives& rx, std::uint32_t size) const {
+    std::uint64_t n = rx.received_total;
+    if (!may_lose())
+      return n;
+    const std::uint64_t packets = (std::max<std::uint64_t>(size, 1) + mtu_ - 1) / mtu_; // UD: 1, size <= MTU
+    for (std::size_t q = 0; q < qps.size(); ++q)
+      n += (ctx.hca().qp_counters(qps[q].qpn).dropped - rx.dropped_before[q]) / packets;
+    return n;
+  }
+
+  /// Waits for the rest of this size's messages, reposting receives as they come.
+  void receive_rest(Context& ctx, const std::vector<Qp>& qps, Receives& rx, std::uint32_t size,
+                    std::vector<verbs::WorkCompletion>& wc) {
+    const std::uint64_t total = std::uint64_t{iterations_} * qps.size();
+    while (accounted(ctx, qps, rx, size) < total) {
+      const int n = ctx.wait_cq(rx.cq, wc, may_lose() ? ctx.now() + loss_recheck : sim::Time::max());
+      take_receives(ctx, qps, rx, std::span(wc.data(), static_cast<std::size_t>(std::max(n, 0))));
+    }
+  }
+
+  void latency_round(Context& ctx, bool client, const Qp& qp, Receives& rx, std::uint64_t buffer, std::uint64_t remote,
                      std::uint32_t size, std::size_t index) {
     std::vector<sim::Time> samples;
     samples.reserve(iterations_);
@@ -321,6 +438,7 @@ private:
       // Each side spins on the last byte of its buffer, which the peer's WRITE of iteration i changes.
       wr.opcode = verbs::WrOpcode::rdma_write;
       const std::size_t watch = ctx.watch_buffer(buffer + size - 1);
+      hand_shake(ctx, client, index);
       for (std::uint32_t i = 0; i < iterations_; ++i) {
         const sim::Time start = ctx.now();
         if (!client)
@@ -337,20 +455,28 @@ private:
     case Test::send_lat: {
       wr.opcode = send_opcode(size);
       address(wr, qp);
-      const verbs::RecvWr recv{0, buffer + size, recv_bytes(size)};
-      for (std::uint32_t i = 0; i < 2; ++i)
-        ctx.post_recv(qp.qpn, recv);
+      // Two receives, one posted back after each message: a ping-pong never has more than one in flight.
+      post_receives(ctx, qp, rx, 0, 2);
+      hand_shake(ctx, client, index);
+      const auto receive = [&] {
+        const int n = ctx.wait_cq(rx.cq, wc);
+        for (int k = 0; k < n; ++k) {
+          if (wc[static_cast<std::size_t>(k)].status != verbs::WcStatus::success) {
+            record_failure(ctx.faults(), verbs::to_string(wc[static_cast<std::size_t>(k)].status),
+                           "perftest-completion");
+            throw ProgramFailed{};
+          }
+          --rx.posted[0];
+        }
+        post_receives(ctx, qp, rx, 0, 2);
+      };
       for (std::uint32_t i = 0; i < iterations_; ++i) {
         const sim::Time start = ctx.now();
-        if (!client) {
-          ctx.wait_cq(qp.recv_cq, wc);
-          ctx.post_recv(qp.qpn, recv);
-        }
+        if (!client)
+          receive();
         post(ctx, qp.qpn, wr);
-        if (client) {
-          ctx.wait_cq(qp.recv_cq, wc);
-          ctx.post_recv(qp.qpn, recv);
-        }
+        if (client)
+          receive();
         ctx.wait_cq(qp.send_cq, wc);
         if (client)
           samples.push_back(sim::Time::from_ps((ctx.now() - start).ps() / 2));
@@ -359,6 +485,7 @@ private:
     }
     case Test::read_lat:
     case Test::atomic_lat:
+      hand_shake(ctx, client, index);
       if (!client)
         break; // the server's HCA answers on its own
       wr.opcode = test_ == Test::read_lat      ? verbs::WrOpcode::rdma_read
@@ -379,7 +506,7 @@ private:
       latency_[index] = summarize(std::move(samples));
   }
 
-  void bandwidth_round(Context& ctx, bool client, const std::vector<Qp>& qps, std::uint64_t buffer,
+  void bandwidth_round(Context& ctx, bool client, const std::vector<Qp>& qps, Receives& rx, std::uint64_t buffer,
                        std::uint64_t remote, std::uint32_t size, std::size_t index) {
     const bool sends = client || bidirectional_;
     const bool receives = test_ == Test::send_bw && (!client || bidirectional_);
@@ -391,36 +518,39 @@ private:
     wr.opcode = test_ == Test::write_bw  ? verbs::WrOpcode::rdma_write
                 : test_ == Test::read_bw ? verbs::WrOpcode::rdma_read
                                          : send_opcode(size);
-    const verbs::RecvWr recv{0, buffer + size, recv_bytes(size)};
-    const std::uint32_t rx_depth = std::min<std::uint32_t>(512, iterations_);
-    std::vector<std::uint32_t> received(qps.size(), 0);
-    // perftest synchronizes out of band once the receiver has posted its RECVs: both sides wait as long as that
-    // takes, so that no SEND meets an empty receive queue.
-    const sim::Time ready_at = ctx.now() +
-                               ctx.hca().host_params().post_recv_cpu_cost *
-                                   static_cast<std::int64_t>(test_ == Test::send_bw ? rx_depth * qps.size() : 0) +
-                               sim::Time::from_ns(1);
+    // perftest posts rx_depth receives per QP, then synchronizes out of band: no SEND of this size meets an empty
+    // receive queue. Both sides go on 1 ns after the later of them; for the first size both know when that is, as
+    // they left the connection exchange together and posting costs post_recv_cpu_cost per receive.
+    const sim::Time first_ready_at =
+        ctx.now() +
+        ctx.hca().host_params().post_recv_cpu_cost *
+            static_cast<std::int64_t>(test_ == Test::send_bw ? rx_depth() * qps.size() : 0) +
+        sim::Time::from_ns(1);
+    rx.received_total = 0;
     if (receives)
-      for (const Qp& qp : qps)
-        for (std::uint32_t i = 0; i < rx_depth; ++i)
-          ctx.post_recv(qp.qpn, recv);
-    ctx.program().sleep_until(std::max(ready_at, ctx.now()));
+      for (std::uint32_t q = 0; q < qps.size(); ++q) {
+        rx.received[q] = 0;
+        rx.dropped_before[q] = ctx.hca().qp_counters(qps[q].qpn).dropped;
+        post_receives(ctx, qps[q], rx, q, rx_depth());
+      }
+    hand_shake(ctx, client, index);
+    ctx.program().sleep_until(index == 0 ? std::max(first_ready_at, ctx.now()) : ctx.now() + sim::Time::from_ns(1));
+    std::vector<verbs::WorkCompletion> wc(64);
     if (!sends) {
-      // A WRITE or READ target has nothing to do: its HCA answers alone. A SEND target keeps its RQ full until
-      // every message is in.
-      if (!receives)
-        return;
-      std::vector<verbs::WorkCompletion> wc(64);
-      for (std::uint64_t all = 0; all < std::uint64_t{iterations_} * qps.size();)
-        all += take_receives(ctx, qps, wc, ctx.wait_cq(qps[0].recv_cq, wc), received, rx_depth, recv);
+      // A WRITE or READ target has nothing to do: its HCA answers alone. A SEND target keeps its receive queues
+      // full until every message is in.
+      if (receives)
+        receive_rest(ctx, qps, rx, size, wc);
       return;
     }
     // perftest's loop: post while fewer than tx_depth are outstanding per QP; a completion every cq_mod WRs.
     std::vector<std::uint32_t> posted(qps.size(), 0), completed(qps.size(), 0);
     std::vector<sim::Time> completion_times;
     completion_times.reserve(iterations_ * qps.size() / cq_mod_ + qps.size());
-    std::vector<verbs::WorkCompletion> wc(64);
     std::vector<verbs::SendWr> batch(post_list_, wr);
+    std::vector<std::uint32_t> all_cqs{rx.cq}; // on one completion channel when `receives`
+    for (const Qp& qp : qps)
+      all_cqs.push_back(qp.send_cq);
     const sim::Time start = ctx.now();
     std::uint64_t done = 0;
     const std::uint64_t total = std::uint64_t{iterations_} * qps.size();
@@ -440,8 +570,10 @@ private:
         }
       }
       // Replenish RECVs of a bidirectional send test without blocking on them.
-      if (receives && ctx.hca().cq_ready(qps[0].recv_cq) > 0)
-        take_receives(ctx, qps, wc, ctx.poll_cq(qps[0].recv_cq, wc), received, rx_depth, recv);
+      if (receives && ctx.hca().cq_ready(rx.cq) > 0) {
+        const int n = ctx.poll_cq(rx.cq, wc);
+        take_receives(ctx, qps, rx, std::span(wc.data(), static_cast<std::size_t>(std::max(n, 0))));
+      }
       const auto take = [&](std::size_t q, int n) {
         for (int k = 0; k < n; ++k) {
           const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
@@ -455,14 +587,18 @@ private:
           completion_times.push_back(ctx.now());
         }
       };
-      // Take what every QP has; if none has anything, block on one with work outstanding.
+      // Take what every QP has; if none has anything, block on one with work outstanding, or, if the peer's
+      // messages come in too, until any CQ has a completion: blocked on sends alone, both sides could wait for
+      // each other's receives.
       bool took = false;
       for (std::size_t q = 0; q < qps.size(); ++q)
         if (ctx.hca().cq_ready(qps[q].send_cq) > 0) {
           take(q, ctx.poll_cq(qps[q].send_cq, wc));
           took = true;
         }
-      if (!took && done < total)
+      if (!took && done < total && receives)
+        ctx.wait_any_cq(all_cqs);
+      else if (!took && done < total)
         for (std::size_t q = 0; q < qps.size(); ++q)
           if (completed[q] < posted[q]) {
             take(q, ctx.wait_cq(qps[q].send_cq, wc));
@@ -471,8 +607,7 @@ private:
     }
     const sim::Time elapsed = ctx.now() - start;
     if (receives) // the rest of the peer's messages
-      while (std::any_of(received.begin(), received.end(), [&](std::uint32_t r) { return r < iterations_; }))
-        take_receives(ctx, qps, wc, ctx.wait_cq(qps[0].recv_cq, wc), received, rx_depth, recv);
+      receive_rest(ctx, qps, rx, size, wc);
     const BwFigures f = bandwidth_figures(total, size, elapsed, completion_times);
     if (client) {
       BwFigures& out = bandwidth_[index];
@@ -524,6 +659,8 @@ private:
   sim::Time start_;
   Rendezvous* rendezvous_ = nullptr;
   std::uint64_t peer_buffer_[2] = {0, 0};
+  std::vector<sim::Signal> hand_shake_; ///< client's, server's: raised when the other side arrives
+  std::uint32_t arrivals_[2] = {0, 0};  ///< hand shakes each side has reached
   std::vector<LatencyStats> latency_;
   std::vector<BwFigures> bandwidth_;
 };
@@ -558,7 +695,8 @@ const OptionTable& perftest_options() {
        "more hosts that each run the client side against the same server and counters, with qps QPs each, figures "
        "summed (Kalia et al. ATC'16's many client machines; perftest has one client)"},
       {"all_sizes", OptionKind::flag, "bool", 0, 0, not_atomic_bw(with_default(false)),
-       "perftest -a: every power of two from 2 bytes to all_sizes_max_bytes; not with size_bytes"},
+       "perftest -a: every power of two from 2 bytes to all_sizes_max_bytes; not with size_bytes, nor for "
+       "ib_atomic_lat (perftest refuses it)"},
       {"size_bytes", OptionKind::integer, "bytes", 0, 1 << 30,
        uses(with_default(2, 1), with_default(2, 1), with_default(2), with_default(8, 8), with_default(65536, 1),
             with_default(65536, 1), with_default(65536), with_default(8, 8)),
@@ -567,7 +705,7 @@ const OptionTable& perftest_options() {
       {"all_sizes_max_bytes", OptionKind::integer, "bytes", 2, 1 << 23,
        uses(with_default(1 << 23), with_default(1 << 23), with_default(1 << 23), not_taken(), with_default(1 << 23),
             with_default(1 << 23), with_default(1 << 23), not_taken()),
-       "largest size with all_sizes; only with all_sizes true"},
+       "largest size with all_sizes; only with all_sizes true; over UD at most mtu_bytes, which is its default there"},
       {"iterations", OptionKind::integer, "count", 1, 100'000'000, lat_bw(1000, 5000),
        "perftest -n: per size (and per QP of a bandwidth test)"},
       {"tx_depth", OptionKind::integer, "count", 1, 16384, lat_bw(1, 128),

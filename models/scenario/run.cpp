@@ -631,10 +631,11 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   mark_partial(report, interrupted, cluster.simulator().now());
 
   sim::ReportJson results;
-  // The workloads' span: the fabric then drains (final ACKs, credits) and idle retry timers run out.
+  // The workloads' span; the fabric then drains (final ACKs, credits). Drained is the last event that did
+  // something: timer entries the traffic left behind (a retry timer stopped by the last ACK) fire later, stale.
   results["simulated_time_us"] =
       (interrupted && !finished ? cluster.simulator().now() : cluster.programs_ended_at()).us();
-  results["drained_at_us"] = cluster.simulator().now().us();
+  results["drained_at_us"] = cluster.simulator().last_active_at().us();
   if (!warnings.empty())
     results["warnings"] = warnings;
   results["finished"] = finished;

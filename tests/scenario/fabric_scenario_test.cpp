@@ -149,6 +149,44 @@ TEST_CASE("fabric: ib_write_bw ib_read_bw and ib_send_bw runs end when the clien
   }
 }
 
+TEST_CASE("fabric: drained_at_us is the last event that did something: no retry timer stopped by the last ACK "
+          "outlives the traffic",
+          "[scenario][fabric]") {
+  // Each RC QP's retry timer (4.096 us x 2^14 = 67.1 ms) leaves an entry in the calendar when the last ACK stops it;
+  // it fires long after the traffic, stale. What may follow the last completion is the links' last flow-control
+  // packets, at most one refresh period later.
+  const double refresh_us = profile_value("connectx4-edr", "flow_control_refresh_ns") / 1000;
+  CHECK(profile_value("switch-ib2-edr", "flow_control_refresh_ns") / 1000 == refresh_us);
+  const auto spans = [](const std::string& scenario_file, const std::vector<std::string>& sets) {
+    std::vector<std::string> args{"run", source_path(scenario_file), "--format", "json"};
+    for (const std::string& set : sets) {
+      args.push_back("--set");
+      args.push_back(set);
+    }
+    const auto r = run_cli(args);
+    INFO(scenario_file << ": " << r.err);
+    REQUIRE(r.exit_code == 0);
+    const json results = json::parse(r.out).at("results");
+    return std::pair{results.at("simulated_time_us").get<double>(), results.at("drained_at_us").get<double>()};
+  };
+  for (const char* file : {"scenarios/experiments/write_lat.json", "scenarios/experiments/write_bw_pair.json"}) {
+    DYNAMIC_SECTION(file) {
+      const auto [ended, drained] = spans(file, {});
+      INFO("programs ended at " << ended << " us, drained at " << drained << " us");
+      CHECK(drained >= ended);
+      CHECK(drained <= ended + refresh_us + 0.5);
+    }
+  }
+  SECTION("with a 1 us flow-control refresh the fabric is quiet within a microsecond of the last completion") {
+    const auto [ended, drained] =
+        spans("scenarios/experiments/write_lat.json", {"/profiles/connectx4-edr/flow_control_refresh_ns=1000",
+                                                       "/profiles/switch-ib2-edr/flow_control_refresh_ns=1000"});
+    INFO("programs ended at " << ended << " us, drained at " << drained << " us");
+    CHECK(drained >= ended);
+    CHECK(drained <= ended + 1);
+  }
+}
+
 TEST_CASE("fabric: one RC WRITE of 896 MiB, longer to send than the 67 ms transport timeout, completes untimed out",
           "[scenario][fabric]") {
   // 939524096 bytes take 76 ms at 99 Gb/s: only acknowledgements requested inside the message keep the requester's

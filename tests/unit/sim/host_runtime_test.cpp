@@ -188,3 +188,27 @@ TEST_CASE("sim::HostRuntime: runs with no programs drive the fabric alone", "[si
   runtime.run(fabric, sim::Time::from_ps(10));
   CHECK(log == std::vector<std::string>{"fabric1@7"});
 }
+
+TEST_CASE("sim::HostRuntime: a run whose programs end with the calendar empty leaves SimGrid's clock for the next run",
+          "[sim][quick]") {
+  // The last program left with nothing pending: the fabric's timer was armed at Time::max(), SimGrid's clock went
+  // to 2^63 ps, and the next run in the process computed its dates past the end of int64 (SimGrid aborted).
+  const auto run_once = [] {
+    sim::Simulator sim(1);
+    sim::HostRuntime runtime(sim);
+    std::vector<std::string> log;
+    Fabric fabric{sim, log};
+    double clock_s = 0;
+    runtime.spawn("A", [&](sim::Program& p) {
+      clock_s = simgrid::s4u::Engine::get_clock();
+      p.compute(sim::Time::from_ns(5));
+    });
+    const sim::HostRuntime::Outcome outcome = runtime.run(fabric, sim::Time::max());
+    CHECK(outcome.programs_finished == 1);
+    CHECK(sim.now() == sim::Time::from_ns(5));
+    return clock_s;
+  };
+  const double first = run_once();
+  const double second = run_once();
+  CHECK(second - first < 1e-6);
+}

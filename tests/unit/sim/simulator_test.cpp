@@ -1,5 +1,5 @@
 // Unit tests for sim/simulator.h: dispatch order and the clock, run_until's bound, request_stop, put_back, the
-// component registry and per-component RNG streams.
+// last activity (stale events left out), the component registry and per-component RNG streams.
 #include <algorithm>
 #include <cstdint>
 #include <functional>
@@ -227,6 +227,45 @@ TEST_CASE("sim::Simulator: put_back stops the run and keeps the event's place am
   CHECK(recorder.seen[2].event.seq == refused_seq);
   CHECK(recorder.seen[2].now == sim::Time::from_ns(10));
   CHECK(simulator.events_dispatched() == 5);
+}
+
+TEST_CASE("sim::Simulator: last_active_at is the last event not marked stale, and a put-back event is not yet "
+          "activity",
+          "[sim][quick]") {
+  sim::Simulator simulator(1);
+  CHECK(simulator.last_active_at() == sim::Time::zero());
+  // 1 and 2 do something; 3 is a timer entry left behind (stale), far later, as a retry timer's after the last ACK.
+  simulator.schedule(sim::Time::from_ns(10), node, 0, 1);
+  simulator.schedule(sim::Time::from_ns(20), node, 0, 2);
+  simulator.schedule(sim::Time::from_ms(67), node, 0, 3);
+  Recorder recorder(simulator);
+  recorder.on_event = [&](const sim::Event& event) {
+    if (event.handle == 3)
+      simulator.mark_stale();
+  };
+  simulator.run_until(recorder, sim::Time::max());
+  CHECK(recorder.handles() == std::vector<std::uint32_t>{1, 2, 3});
+  CHECK(simulator.now() == sim::Time::from_ms(67));
+  CHECK(simulator.last_active_at() == sim::Time::from_ns(20));
+
+  // Marking one event stale does not carry over to the next.
+  simulator.schedule(sim::Time::from_ms(68), node, 0, 4);
+  simulator.run_until(recorder, sim::Time::max());
+  CHECK(simulator.last_active_at() == sim::Time::from_ms(68));
+
+  // An event put back has not happened yet: it counts when it is dispatched again.
+  simulator.schedule(sim::Time::from_ms(69), node, 0, 5);
+  bool refused = false;
+  recorder.on_event = [&](const sim::Event& event) {
+    if (event.handle == 5 && !refused) {
+      refused = true;
+      simulator.put_back(event);
+    }
+  };
+  simulator.run_until(recorder, sim::Time::max());
+  CHECK(simulator.last_active_at() == sim::Time::from_ms(68));
+  simulator.run_until(recorder, sim::Time::max());
+  CHECK(simulator.last_active_at() == sim::Time::from_ms(69));
 }
 
 TEST_CASE("sim::Simulator: put_back of the only pending event at a bucket's last instant", "[sim][quick]") {

@@ -298,3 +298,25 @@ TEST_CASE("sim::Timer: random arms and cancels match a reference deadline", "[si
     CHECK(h.sim.idle());
   }
 }
+
+TEST_CASE("sim::Timer: a cancelled timer's entry, and an early one that moves on, are not activity", "[sim][quick]") {
+  Harness h;
+  h.on_packet = [&](const sim::Event&) { h.timer.arm(h.sim, ns(500)); };
+  h.timer.arm(h.sim, ns(100));
+  h.sim.schedule(ns(50), owner, packet_kind);
+  h.run();
+  // The entry at 100 ns fires early and moves to 500 ns, where the timer expires: activity ends there.
+  CHECK(h.fired == std::vector<sim::Time>{ns(500)});
+  CHECK(h.sim.last_active_at() == ns(500));
+
+  // Cancelled after its last packet, the timer's entry still fires, stale: activity ended with the packet.
+  Harness c;
+  c.on_packet = [&](const sim::Event&) { c.timer.cancel(); };
+  c.timer.arm(c.sim, ns(67'000'000));
+  c.sim.schedule(ns(1400), owner, packet_kind);
+  c.run();
+  CHECK(c.fired.empty());
+  CHECK(c.timer_entries == 1);
+  CHECK(c.sim.now() == ns(67'000'000));
+  CHECK(c.sim.last_active_at() == ns(1400));
+}
