@@ -59,8 +59,8 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
     qp.resp.rq = new_recv_queue(caps.max_recv_wr);
     recv_queues_[qp.resp.rq].owner = qp.index;
   } else {
-    qp.resp.rq = srqs_[caps.srq];
-    recv_queues_[qp.resp.rq].attached.push_back(qp.index);
+    qp.resp.rq = srqs_[caps.srq].rq;
+    srqs_[caps.srq].attached.push_back(qp.index);
   }
   qp.resp.atomic_results.resize(std::max<std::uint32_t>(params_.max_qp_dest_rd_atom, 1));
   qp.context_address = memory_.allocate(params_.qp_context_bytes);
@@ -85,19 +85,22 @@ std::uint32_t Hca::create_srq(std::uint32_t depth) {
     throw std::invalid_argument("SRQ depth must be 1.." + std::to_string(params_.max_qp_wr));
   const std::uint32_t rq = new_recv_queue(depth);
   recv_queues_[rq].shared = true;
-  recv_queues_[rq].busy.assign(depth, 0);
-  srqs_.push_back(rq);
+  recv_queues_[rq].owner = static_cast<std::uint32_t>(srqs_.size());
+  SharedRecvQueue srq;
+  srq.rq = rq;
+  srq.busy.assign(depth, 0);
+  srqs_.push_back(std::move(srq));
   return static_cast<std::uint32_t>(srqs_.size() - 1);
 }
 
 void Hca::arm_srq_limit(std::uint32_t srq, std::uint32_t limit, sim::Signal* signal) {
-  RecvQueue& rq = recv_queues_[srqs_.at(srq)];
-  rq.limit = limit;
-  rq.limit_signal = signal;
+  SharedRecvQueue& shared = srqs_.at(srq);
+  shared.limit = limit;
+  shared.limit_signal = signal;
 }
 
 std::uint64_t Hca::srq_limit_events(std::uint32_t srq) const {
-  return recv_queues_[srqs_.at(srq)].limit_events;
+  return srqs_.at(srq).limit_events;
 }
 
 verbs::QpState Hca::qp_state(std::uint32_t qpn) const {
@@ -251,7 +254,7 @@ verbs::PostResult Hca::post_recv(sim::Simulator& sim, std::uint32_t qpn, std::sp
 
 verbs::PostResult Hca::post_srq_recv(sim::Simulator& sim, std::uint32_t srq, std::span<const verbs::RecvWr> wrs) {
   (void)sim;
-  return post_to(recv_queues_[srqs_.at(srq)], wrs);
+  return post_to(recv_queues_[srqs_.at(srq).rq], wrs);
 }
 
 verbs::PostResult Hca::post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs) {
@@ -259,12 +262,12 @@ verbs::PostResult Hca::post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs
   for (const verbs::RecvWr& wr : wrs) {
     // The next slot must be free: an SRQ's WQEs complete in the order their QPs' messages finish.
     const std::uint32_t slot = rq.posted % rq.depth;
-    if (rq.posted - rq.completed >= rq.depth || (rq.shared && rq.busy[slot] != 0))
+    if (rq.posted - rq.completed >= rq.depth || (rq.shared && srqs_[rq.owner].busy[slot] != 0))
       return {verbs::PostError::queue_full, posted};
     // The receive WQE goes to the ring and the doorbell record in host memory: no MMIO (mlx5).
     rq.ring[slot] = wr;
     if (rq.shared)
-      rq.busy[slot] = 1;
+      srqs_[rq.owner].busy[slot] = 1;
     ++rq.posted;
     ++posted;
   }
@@ -287,7 +290,7 @@ int Hca::poll_cq(std::uint32_t cq_index, std::span<verbs::WorkCompletion> out) {
       // A QP's own queue frees in order, up to the completed WQE; an SRQ frees just that WQE's slot.
       RecvQueue& rq = recv_queues_[qp.resp.rq];
       if (rq.shared) {
-        rq.busy[e.wqe_index % rq.depth] = 0;
+        srqs_[rq.owner].busy[e.wqe_index % rq.depth] = 0;
         ++rq.completed;
       } else if (static_cast<std::int32_t>(e.wqe_index - rq.completed) >= 0) {
         rq.completed = e.wqe_index + 1;

@@ -155,7 +155,8 @@ void Hca::trace_op(const sim::Simulator& sim, const DmaOp& op) {
   std::uint32_t qp_index = op.qp;
   if (op.purpose == Purpose::recv_wqe_fetch) {
     const RecvQueue& rq = recv_queues_[op.qp];
-    qp_index = rq.shared ? (rq.attached.empty() ? 0 : rq.attached.front()) : rq.owner;
+    const std::vector<std::uint32_t>* attached = rq.shared ? &srqs_[rq.owner].attached : nullptr;
+    qp_index = attached == nullptr ? rq.owner : attached->empty() ? 0 : attached->front();
   }
   const std::uint32_t qpn = cqe ? op.cqe.wc.qp_num : qp_index + 2;
   if (!tracer_->wants(component_id_, qpn, op.issued, sim.now()))

@@ -219,6 +219,7 @@ public:
 private:
   struct Qp;
   struct RecvQueue;
+  struct SharedRecvQueue;
   struct Cq;
   struct PortState;
   struct TxEntry;
@@ -319,7 +320,7 @@ private:
   std::vector<PortState> ports_;
   std::vector<Qp> qps_;
   std::vector<RecvQueue> recv_queues_; ///< QPs' own receive queues and SRQs
-  std::vector<std::uint32_t> srqs_;    ///< SRQ number -> recv_queues_ index
+  std::vector<SharedRecvQueue> srqs_;  ///< by SRQ number
   std::vector<Cq> cqs_;
   sim::Pool<TxEntry, 256> tx_entries_; // per HCA: small chunks (see pcie::Bus)
   sim::Pool<DmaOp, 256> ops_;

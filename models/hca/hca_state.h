@@ -67,21 +67,27 @@ struct Hca::RecvQueue {
   std::uint32_t depth = 0;
   std::uint64_t address = 0;
   std::vector<verbs::RecvWr> ring;
-  std::vector<std::uint8_t> busy; ///< an SRQ's slots: holds a WQE not yet completed (they complete out of order)
-  std::uint32_t posted = 0;       ///< driver: WQEs written
-  std::uint32_t completed = 0;    ///< driver: WQEs freed by polled completions
+  std::uint32_t posted = 0;    ///< driver: WQEs written
+  std::uint32_t completed = 0; ///< driver: WQEs freed by polled completions
   // Device side.
   std::uint32_t claimed = 0;   ///< WQEs taken by accepted messages (may run ahead of fetched: a miss)
   std::uint32_t fetched = 0;   ///< WQEs read into the cache: those below are on the HCA
   std::uint32_t fetch_end = 0; ///< the read in flight brings WQEs up to here
   bool fetching = false;
+  /// A QP's own queue: that QP's index; an SRQ's: its number in srqs_ (shared_srq).
+  std::uint32_t owner = 0;
   bool shared = false;
-  std::uint32_t owner = 0;             ///< a QP's own queue: that QP's index
-  std::vector<std::uint32_t> attached; ///< an SRQ: the QPs that take from it
-  std::uint32_t limit = 0;             ///< SRQ limit (armed when > 0): the event fires when fewer WQEs remain
+};
+
+/// What only a shared receive queue has: the QPs that take from it, which slots hold WQEs not yet completed (they
+/// complete out of order), and its limit event.
+struct Hca::SharedRecvQueue {
+  std::uint32_t rq = 0; ///< its queue in recv_queues_
+  std::vector<std::uint8_t> busy;
+  std::vector<std::uint32_t> attached;
+  std::uint32_t limit = 0; ///< armed when > 0: the event fires when fewer WQEs remain
   std::uint64_t limit_events = 0;
   sim::Signal* limit_signal = nullptr;
-  std::uint64_t cache_misses = 0; ///< messages whose WQE was not in the cache when they were accepted
 };
 
 struct ReadJob {

@@ -249,15 +249,15 @@ bool Hca::claim_recv(sim::Simulator& sim, Qp& qp) {
   if (rq.claimed == rq.posted)
     return false;
   if (rq.fetched <= rq.claimed && !(rq.fetching && rq.fetch_end > rq.claimed)) {
-    ++rq.cache_misses;
     ++pcie_.recv_wqe_misses;
   }
   qp.resp.claims.push_back(rq.claimed++);
-  if (rq.shared && rq.limit > 0 && rq.posted - rq.claimed < rq.limit) {
-    rq.limit = 0; // one event per arming (IBV_EVENT_SRQ_LIMIT_REACHED)
-    ++rq.limit_events;
-    if (rq.limit_signal != nullptr)
-      rq.limit_signal->notify();
+  SharedRecvQueue* shared = rq.shared ? &srqs_[rq.owner] : nullptr;
+  if (shared != nullptr && shared->limit > 0 && rq.posted - rq.claimed < shared->limit) {
+    shared->limit = 0; // one event per arming (IBV_EVENT_SRQ_LIMIT_REACHED)
+    ++shared->limit_events;
+    if (shared->limit_signal != nullptr)
+      shared->limit_signal->notify();
   }
   fetch_recv_wqes(sim, rq);
   return true;
@@ -295,7 +295,7 @@ void Hca::on_recv_wqes_fetched(sim::Simulator& sim, RecvQueue& rq) {
   rq.fetching = false;
   rq.fetched = rq.fetch_end;
   if (rq.shared) {
-    for (const std::uint32_t q : rq.attached)
+    for (const std::uint32_t q : srqs_[rq.owner].attached)
       if (!qps_[q].resp.parked.empty())
         drain_parked(sim, qps_[q]);
   } else {
