@@ -105,6 +105,7 @@ public:
                             "at most the MTU (" + std::to_string(mtu_) + " B): a UD message is one packet",
                             std::to_string(all ? all_max : sizes_.back()));
     blueflame_ = o.flag("blueflame");
+    srq_ = (test_ == Test::send_lat || test_ == Test::send_bw) && o.flag("srq");
     bidirectional_ = o.flag("bidirectional");
     if (bidirectional_ && lat)
       throw sim::InputError(file, r.pointer_to("bidirectional"), "false for a latency test", "true");
@@ -129,6 +130,8 @@ public:
     c["post_list"] = post_list_;
     c["cq_mod"] = cq_mod_;
     c["blueflame"] = blueflame_;
+    if (test_ == Test::send_lat || test_ == Test::send_bw)
+      c["srq"] = srq_;
     c["connection"] = connection_ == verbs::QpType::ud ? "UD" : connection_ == verbs::QpType::uc ? "UC" : "RC";
     c["mtu_bytes"] = mtu_;
     c["qp_timeout"] = recovery_.timeout;
@@ -251,7 +254,8 @@ private:
   /// whichever QP a message comes to.
   struct Receives {
     std::uint32_t cq = 0;
-    verbs::RecvWr wr; ///< each receive: the run's largest message
+    std::uint32_t srq = verbs::no_srq; ///< with srq: the side's shared receive queue; its receives count on QP 0
+    verbs::RecvWr wr;                  ///< each receive: the run's largest message
     std::unordered_map<std::uint32_t, std::uint32_t> qp_of_qpn;
     std::vector<std::uint32_t> posted;         ///< per QP: posted and not completed, over all sizes
     std::vector<std::uint32_t> received;       ///< per QP: messages of the current size
@@ -283,6 +287,10 @@ private:
   /// which drop a message that finds no receive, up to 16000 so that a server slower than its client loses none;
   /// never more than a size's messages.
   std::uint32_t rx_depth() const { return std::min(connection_ == verbs::QpType::rc ? 512u : uc_max_rx, iterations_); }
+  /// With srq, the shared receive queue holds every QP's receives, up to the device's deepest queue.
+  std::uint32_t srq_depth() const {
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{rx_depth()} * qps_, max_queue_depth_));
+  }
   /// Receive queue entries per QP.
   std::uint32_t recv_queue_depth() const { return std::max({tx_depth_, 512u, rx_depth()}); }
   /// Whether messages of a bandwidth test can find no receive and be dropped: UC and UD with fewer receives
@@ -302,9 +310,14 @@ private:
     verbs::QpCaps caps;
     caps.max_send_wr = std::max(tx_depth_, 16u) + post_list_;
     caps.max_recv_wr = recv_queue_depth();
+    Receives rx;
+    if (srq_) {
+      max_queue_depth_ = ctx.hca().params().max_qp_wr;
+      rx.srq = ctx.create_srq(srq_depth());
+      caps.srq = rx.srq;
+    }
     caps.max_inline_data = inline_size_;
     caps.blueflame = blueflame_;
-    Receives rx;
     // A side that both sends and receives waits for completions of either kind: its CQs share a completion
     // channel, as perftest -b polls its send and receive CQs in one loop.
     const bool duplex = test_ == Test::send_bw && bidirectional_;
@@ -372,7 +385,8 @@ private:
   /// Posts receives on QP `q` until `depth` are posted and not completed.
   void post_receives(Context& ctx, const Qp& qp, Receives& rx, std::uint32_t q, std::uint32_t depth) {
     for (; rx.posted[q] < depth; ++rx.posted[q]) {
-      const verbs::PostResult r = ctx.post_recv(qp.qpn, rx.wr);
+      const verbs::PostResult r =
+          rx.srq != verbs::no_srq ? ctx.post_srq_recv(rx.srq, rx.wr) : ctx.post_recv(qp.qpn, rx.wr);
       if (r.ok())
         continue;
       // A QP a fault sent to the error state refuses work; anything else is a bug.
@@ -394,9 +408,16 @@ private:
         throw ProgramFailed{};
       }
       const std::uint32_t q = rx.qp_of_qpn.at(c.qp_num);
-      --rx.posted[q];
       ++rx.received_total;
-      if (++rx.received[q] + rx_depth() <= iterations_)
+      ++rx.received[q];
+      if (rx.srq != verbs::no_srq) {
+        // One queue for all: kept full while more messages are to come than receives are posted.
+        if (--rx.posted[0] + rx.received_total < std::uint64_t{iterations_} * qps.size())
+          post_receives(ctx, qps[0], rx, 0, rx.posted[0] + 1);
+        continue;
+      }
+      --rx.posted[q];
+      if (rx.received[q] + rx_depth() <= iterations_)
         post_receives(ctx, qps[q], rx, q, rx.posted[q] + 1);
     }
   }
@@ -531,8 +552,11 @@ private:
       for (std::uint32_t q = 0; q < qps.size(); ++q) {
         rx.received[q] = 0;
         rx.dropped_before[q] = ctx.hca().qp_counters(qps[q].qpn).dropped;
-        post_receives(ctx, qps[q], rx, q, rx_depth());
+        if (rx.srq == verbs::no_srq)
+          post_receives(ctx, qps[q], rx, q, rx_depth());
       }
+    if (receives && rx.srq != verbs::no_srq)
+      post_receives(ctx, qps[0], rx, 0, srq_depth());
     hand_shake(ctx, client, index);
     ctx.program().sleep_until(index == 0 ? std::max(first_ready_at, ctx.now()) : ctx.now() + sim::Time::from_ns(1));
     std::vector<verbs::WorkCompletion> wc(64);
@@ -620,22 +644,6 @@ private:
     }
   }
 
-  /// Counts the `n` receive completions at the front of `wc` by QP (QPNs rise with the index: qps are made in
-  /// order) and posts a RECV again on each QP that has more to come; returns `n`.
-  std::uint32_t take_receives(Context& ctx, const std::vector<Qp>& qps, std::span<const verbs::WorkCompletion> wc,
-                              int n, std::vector<std::uint32_t>& received, std::uint32_t rx_depth,
-                              const verbs::RecvWr& recv) {
-    for (int k = 0; k < n; ++k) {
-      const std::uint32_t qpn = wc[static_cast<std::size_t>(k)].qp_num;
-      const auto at =
-          std::lower_bound(qps.begin(), qps.end(), qpn, [](const Qp& qp, std::uint32_t v) { return qp.qpn < v; });
-      const auto q = static_cast<std::size_t>(at - qps.begin());
-      if (received[q]++ + rx_depth < iterations_)
-        ctx.post_recv(qps[q].qpn, recv);
-    }
-    return static_cast<std::uint32_t>(std::max(n, 0));
-  }
-
   void post(Context& ctx, std::uint32_t qpn, std::span<const verbs::SendWr> wrs) {
     const verbs::PostResult r = ctx.post_send(qpn, wrs);
     if (!r.ok()) {
@@ -653,6 +661,8 @@ private:
   bool inline_explicit_ = false;
   std::string inline_pointer_;
   bool blueflame_ = true;
+  bool srq_ = false;
+  std::uint32_t max_queue_depth_ = 32768; ///< the HCA's max_qp_wr, for the SRQ's depth
   verbs::QpType connection_ = verbs::QpType::rc;
   bool bidirectional_ = false;
   std::string atomic_;
@@ -728,6 +738,10 @@ const OptionTable& perftest_options() {
        "transport (perftest -c): UD for the SEND tests (size at most mtu_bytes), UC for the WRITE and SEND tests, RC "
        "only for READ and atomic tests",
        connections},
+      {"srq", OptionKind::flag, "bool", 0, 0,
+       uses(not_taken(), not_taken(), with_default(false), not_taken(), not_taken(), not_taken(), with_default(false),
+            not_taken()),
+       "perftest --use_srq: each side's QPs take their receives from one shared receive queue; SEND tests only"},
       {"blueflame", OptionKind::flag, "bool", 0, 0, uses(with_default(true)),
        "the driver copies a lone WQE of up to the HCA's blueflame_buffer_bytes by write-combining MMIO instead of "
        "ringing the doorbell (false: MLX5_SHUT_UP_BF=1)"},

@@ -105,3 +105,24 @@ TEST_CASE("receive path: a SEND pattern over shared receive queues delivers ever
   CHECK(r.exit_code == 2);
   CHECK(r.err.find("/workloads/0/srq") != std::string::npos);
 }
+
+TEST_CASE("receive path: ib_send_bw and ib_send_lat with srq, perftest's --use_srq, over every transport",
+          "[scenario][receive][srq]") {
+  for (const std::string connection : {"RC", "UC", "UD"}) {
+    json w = bw("ib_send_bw", 2048, 1000);
+    w["qps"] = 4;
+    w["srq"] = true;
+    w["connection"] = connection;
+    const json report =
+        run_report("srq_bw_" + connection, testing::scenario("srq_bw", testing::back_to_back(), json::array({w})));
+    const json row = first_row(report, "ib_send_bw");
+    INFO(connection << ": " << row.dump());
+    CHECK(row.at("iterations") == 4000);
+    CHECK(row.at("bw_average_gbps").get<double>() >= 0.95 * 97.4); // as without an SRQ (the WRITE rate above)
+    CHECK(report.at("config").at("workloads").at(0).at("srq") == true);
+  }
+  const json lat = {{"type", "ib_send_lat"}, {"client", "a"}, {"server", "b"},
+                    {"size_bytes", 32},      {"srq", true},   {"iterations", 200}};
+  const json report = run_report("srq_lat", testing::scenario("srq_lat", testing::back_to_back(), json::array({lat})));
+  CHECK(first_row(report, "ib_send_lat").at("t_typical_us").get<double>() > 0);
+}
