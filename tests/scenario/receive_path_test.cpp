@@ -126,3 +126,25 @@ TEST_CASE("receive path: ib_send_bw and ib_send_lat with srq, perftest's --use_s
   const json report = run_report("srq_lat", testing::scenario("srq_lat", testing::back_to_back(), json::array({lat})));
   CHECK(first_row(report, "ib_send_lat").at("t_typical_us").get<double>() > 0);
 }
+
+TEST_CASE("receive path: a cache of no entries and srq on a test without receives are exit 2 at their pointers",
+          "[scenario][receive][srq]") {
+  const auto error_of = [](const std::string& name, const json& s) {
+    const auto r = testing::run_cli({"run", testing::write_temp("receive_" + name + ".json", s.dump())});
+    CHECK(r.exit_code == 2);
+    return r.err;
+  };
+  for (const std::string key : {"recv_wqe_cache_entries", "qp_context_cache_entries", "qp_context_max_reads"}) {
+    json s = testing::scenario("zero", testing::back_to_back(), json::array({bw("ib_send_bw", 64, 10)}));
+    s["profiles"] = {{"connectx4-edr", {{key, 0}}}};
+    const std::string err = error_of("zero_" + key, s);
+    INFO(err);
+    CHECK(err.find("/profiles/connectx4-edr/" + key) != std::string::npos);
+  }
+  json w = bw("ib_write_bw", 64, 10);
+  w["srq"] = true;
+  const std::string err =
+      error_of("srq_write", testing::scenario("srq_write", testing::back_to_back(), json::array({w})));
+  INFO(err);
+  CHECK(err.find("/workloads/0/srq") != std::string::npos);
+}
