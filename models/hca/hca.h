@@ -267,6 +267,7 @@ private:
   void on_wqe_fetch_done(sim::Simulator& sim, DmaHandle op);
   void fetch_wqes(sim::Simulator& sim, Qp& qp);
   void on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count);
+  void process_next_wqe(sim::Simulator& sim, Qp& qp);
   void on_wqe_processed(sim::Simulator& sim, Qp& qp);
   bool requester_can_build(const Qp& qp) const;
   void build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp);

@@ -115,6 +115,7 @@ struct SendQueue {
 struct Requester {
   std::uint32_t processing = 0;    ///< WQEs handed to the send engines
   std::uint32_t processed = 0;     ///< WQEs the send engines have finished with
+  bool on_engine = false;          ///< one of them is being processed now
   std::vector<WqeState> wqes;      ///< by WQE index modulo the queue depth
   std::uint32_t cursor_wqe = 0;    ///< next request packet: its WQE ...
   std::uint32_t cursor_packet = 0; ///< ... and its packet within the message

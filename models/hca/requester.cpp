@@ -140,15 +140,22 @@ void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
 }
 
 void Hca::process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
-  // The send engines parse the WQEs one after another (one engine at a time per QP).
-  for (std::uint32_t k = 0; k < count; ++k) {
-    const sim::Time t = send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.wqe_processing);
-    sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::wqe_processed), qp.index);
-  }
   qp.req.processing += count;
+  process_next_wqe(sim, qp);
+}
+
+void Hca::process_next_wqe(sim::Simulator& sim, Qp& qp) {
+  // The send engines parse a QP's WQEs one after another, one at a time: reserving them all at once would put the
+  // headers of the first WQE's packets behind the parsing of the last.
+  if (qp.req.on_engine || qp.req.processed == qp.req.processing)
+    return;
+  qp.req.on_engine = true;
+  const sim::Time t = send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.wqe_processing);
+  sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::wqe_processed), qp.index);
 }
 
 void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
+  qp.req.on_engine = false;
   if (qp.state == verbs::QpState::error || qp.req.processed == qp.req.processing)
     return;
   const std::uint32_t depth = qp.caps.max_send_wr;
@@ -164,7 +171,8 @@ void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
     w.packets = w.psn_count = packets_of(slot.wr.length_bytes, qp.mtu);
   }
   ++qp.req.processed;
-  activate(sim, qp);
+  activate(sim, qp); // its first packet's headers go on the engine before the next WQE
+  process_next_wqe(sim, qp);
 }
 
 bool Hca::requester_can_build(const Qp& qp) const {

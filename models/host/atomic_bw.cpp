@@ -6,6 +6,7 @@
 // or not, and `extra_clients` adds client hosts on the same counters, with the figures summed over all of them.
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 
 #include "models/host/workloads_impl.h"
 #include "sim/rng.h"
@@ -66,6 +67,10 @@ public:
     if (stride_bytes_ % 8 != 0) // IBA vol 1 section 9.4.5: an atomic's address is 8-byte aligned
       throw sim::InputError(file_, r.pointer_to("counter_stride_bytes"),
                             "a multiple of 8 (an atomic's address is 8-byte aligned)", std::to_string(stride_bytes_));
+    client_port_ = static_cast<std::uint8_t>(o.integer("client_ib_port"));
+    server_port_ = static_cast<std::uint8_t>(o.integer("server_ib_port"));
+    client_port_pointer_ = r.pointer_to("client_ib_port");
+    server_port_pointer_ = r.pointer_to("server_ib_port");
     start_ = o.duration("start_us");
     r.finish();
   }
@@ -89,6 +94,8 @@ public:
     c["retry_count"] = recovery_.retry_count;
     c["connection"] = "RC";
     c["blueflame"] = blueflame_;
+    c["client_ib_port"] = client_port_;
+    c["server_ib_port"] = server_port_;
     c["atomic"] = atomic_;
     c["counters"] = counters_;
     c["counter_stride_bytes"] = stride_bytes_;
@@ -128,6 +135,9 @@ public:
                               c == 0 ? "a host other than the client" : "a host other than the server",
                               "\"" + server_ + "\"");
     }
+    check_port(cluster, server_, server_port_, file_, server_port_pointer_);
+    for (const std::string& client : clients_)
+      check_port(cluster, client, client_port_, file_, client_port_pointer_);
     rendezvous_ = &rendezvous;
     runs_.assign(clients_.size(), ClientRun{});
     cluster.spawn(server_, name_ + "/server", [this](Context& ctx) { run_server(ctx); });
@@ -167,9 +177,10 @@ private:
   std::uint32_t send_depth() const { return std::max(tx_depth_, 16u) + post_list_; }
   std::uint64_t counter_region_bytes() const { return std::uint64_t{counters_ - 1} * stride_bytes_ + 8; }
 
-  verbs::QpAttr attr(Context& ctx, std::uint16_t lid, std::uint32_t qpn) const {
+  verbs::QpAttr attr(Context& ctx, std::uint8_t port, std::uint16_t lid, std::uint32_t qpn) const {
     verbs::QpAttr a;
-    a.sl = ctx.path_sl(lid);
+    a.port = port;
+    a.sl = ctx.path_sl(lid, port);
     a.path_mtu = static_cast<verbs::Mtu>(mtu_);
     a.timeout = recovery_.timeout;
     a.retry_cnt = recovery_.retry_count;
@@ -192,13 +203,13 @@ private:
     for (const std::string& client : clients_)
       for (std::uint32_t q = 0; q < qps_; ++q) {
         qpns.push_back(ctx.create_qp(verbs::QpType::rc, caps, cq, cq));
-        rendezvous_->publish(server_, client, static_cast<int>(q), ctx.lid(), qpns.back());
+        rendezvous_->publish(server_, client, static_cast<int>(q), ctx.lid(server_port_), qpns.back());
       }
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (std::size_t c = 0; c < clients_.size(); ++c)
       for (std::uint32_t q = 0; q < qps_; ++q) {
         const auto [lid, qpn] = rendezvous_->lookup(clients_[c], server_, static_cast<int>(q));
-        ctx.connect_qp(qpns[c * qps_ + q], attr(ctx, lid, qpn));
+        ctx.connect_qp(qpns[c * qps_ + q], attr(ctx, server_port_, lid, qpn));
       }
     counter_base_ = base; // the clients learn it out of band, as perftest exchanges addresses
   }
@@ -212,25 +223,26 @@ private:
     caps.max_send_wr = send_depth();
     caps.max_recv_wr = 1;
     caps.blueflame = blueflame_;
-    std::vector<std::uint32_t> qpns(qps_), cqs(qps_);
+    // Every QP completes on one CQ, as perftest's ctx->send_cq.
+    const std::uint32_t cq = ctx.create_cq(qps_ * (caps.max_send_wr + 16));
+    std::vector<std::uint32_t> qpns(qps_);
     for (std::uint32_t q = 0; q < qps_; ++q) {
-      cqs[q] = ctx.create_cq(caps.max_send_wr + 16);
-      qpns[q] = ctx.create_qp(verbs::QpType::rc, caps, cqs[q], cqs[q]);
-      rendezvous_->publish(me, server_, static_cast<int>(q), ctx.lid(), qpns[q]);
+      qpns[q] = ctx.create_qp(verbs::QpType::rc, caps, cq, cq);
+      rendezvous_->publish(me, server_, static_cast<int>(q), ctx.lid(client_port_), qpns[q]);
     }
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (std::uint32_t q = 0; q < qps_; ++q) {
       const auto [lid, qpn] = rendezvous_->lookup(server_, me, static_cast<int>(q));
-      ctx.connect_qp(qpns[q], attr(ctx, lid, qpn));
+      ctx.connect_qp(qpns[q], attr(ctx, client_port_, lid, qpn));
     }
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
-    stream(ctx, client, qpns, cqs, buffer, counter_base_);
+    stream(ctx, client, qpns, cq, buffer, counter_base_);
   }
 
   /// perftest's loop: post while fewer than tx_depth are outstanding per QP, a completion every cq_mod WRs; each
   /// atomic on a counter drawn from this client's stream.
   void stream(Context& ctx, std::size_t client, const std::vector<std::uint32_t>& qpns,
-              const std::vector<std::uint32_t>& cqs, std::uint64_t buffer, std::uint64_t base) {
+              std::uint32_t cq, std::uint64_t buffer, std::uint64_t base) {
     sim::Rng rng(seed_, name_hash(name_) + client);
     verbs::SendWr wr;
     wr.opcode =
@@ -247,13 +259,17 @@ private:
     run.start = ctx.now();
     std::uint64_t done = 0;
     const std::uint64_t total = std::uint64_t{iterations_} * qps_;
-    const auto take = [&](std::size_t q, int n) {
+    std::unordered_map<std::uint32_t, std::uint32_t> index_of_qpn;
+    for (std::uint32_t q = 0; q < qps_; ++q)
+      index_of_qpn[qpns[q]] = q;
+    const auto take = [&](int n) {
       for (int k = 0; k < n; ++k) {
         const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
         if (c.status != verbs::WcStatus::success) {
           record_failure(ctx.faults(), verbs::to_string(c.status), "perftest-completion");
           throw ProgramFailed{};
         }
+        const std::uint32_t q = index_of_qpn.at(c.qp_num);
         const auto id = static_cast<std::uint32_t>(c.wr_id);
         done += id - completed[q];
         completed[q] = id;
@@ -278,19 +294,11 @@ private:
           posted[q] += n;
         }
       }
-      // Take what every QP has; if none has anything, block on one with work outstanding.
-      bool took = false;
-      for (std::uint32_t q = 0; q < qps_; ++q)
-        if (ctx.hca().cq_ready(cqs[q]) > 0) {
-          take(q, ctx.poll_cq(cqs[q], wc));
-          took = true;
-        }
-      if (!took && done < total)
-        for (std::uint32_t q = 0; q < qps_; ++q)
-          if (completed[q] < posted[q]) {
-            take(q, ctx.wait_cq(cqs[q], wc));
-            break;
-          }
+      // Take what the CQ has; if it has nothing, block on it.
+      if (ctx.hca().cq_ready(cq) > 0)
+        take(ctx.poll_cq(cq, wc));
+      else if (done < total)
+        take(ctx.wait_cq(cq, wc));
     }
     run.end = ctx.now();
     run.done = true;
@@ -317,6 +325,8 @@ private:
   std::uint32_t iterations_ = 0, tx_depth_ = 0, qps_ = 0, post_list_ = 0, cq_mod_ = 0, mtu_ = 0;
   RcRecovery recovery_;
   bool blueflame_ = true;
+  std::uint8_t client_port_ = 1, server_port_ = 1; ///< every client uses client_port_
+  std::string client_port_pointer_, server_port_pointer_;
   std::string atomic_;
   std::uint32_t counters_ = 1, stride_bytes_ = 8;
   sim::Time start_;

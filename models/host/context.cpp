@@ -24,10 +24,10 @@ std::uint16_t Context::lid(std::uint8_t port) const {
   return node_.hca->lid(port);
 }
 
-std::uint8_t Context::path_sl(std::uint16_t dlid) const {
+std::uint8_t Context::path_sl(std::uint16_t dlid, std::uint8_t port) const {
   if (node_.subnet == nullptr || node_.subnet->routing.path_sl_by_switch.empty())
     return 0;
-  return sm::path_sl(node_.subnet->routing, *node_.switch_index, node_.subnet->lids, lid(), dlid);
+  return sm::path_sl(node_.subnet->routing, *node_.switch_index, node_.subnet->lids, lid(port), dlid);
 }
 
 std::uint32_t Context::create_cq(std::uint32_t depth) {

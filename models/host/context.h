@@ -29,7 +29,7 @@ public:
   std::uint16_t lid(std::uint8_t port = 1) const;
   /// The SL of the path to `dlid`, as the SM's path record gives it (routing engines such as dor with datelines
   /// need it to stay deadlock-free; 0 for most).
-  std::uint8_t path_sl(std::uint16_t dlid) const;
+  std::uint8_t path_sl(std::uint16_t dlid, std::uint8_t port = 1) const;
 
   std::uint32_t create_cq(std::uint32_t depth);
   /// A CQ on the completion channel of CQ `channel_of` (verbs lets CQs share one): a CQE on either wakes a

@@ -110,6 +110,10 @@ public:
     if (bidirectional_ && lat)
       throw sim::InputError(file, r.pointer_to("bidirectional"), "false for a latency test", "true");
     atomic_ = o.choice("atomic");
+    client_port_ = static_cast<std::uint8_t>(o.integer("client_ib_port"));
+    server_port_ = static_cast<std::uint8_t>(o.integer("server_ib_port"));
+    client_port_pointer_ = r.pointer_to("client_ib_port");
+    server_port_pointer_ = r.pointer_to("server_ib_port");
     start_ = o.duration("start_us");
     r.finish();
     latency_.resize(sizes_.size());
@@ -130,6 +134,8 @@ public:
     c["post_list"] = post_list_;
     c["cq_mod"] = cq_mod_;
     c["blueflame"] = blueflame_;
+    c["client_ib_port"] = client_port_;
+    c["server_ib_port"] = server_port_;
     if (test_ == Test::send_lat || test_ == Test::send_bw)
       c["srq"] = srq_;
     c["connection"] = connection_ == verbs::QpType::ud ? "UD" : connection_ == verbs::QpType::uc ? "UC" : "RC";
@@ -174,6 +180,8 @@ public:
     check_host(cluster, server_, file_, server_pointer_);
     if (client_ == server_)
       throw sim::InputError(file_, server_pointer_, "a host other than the client", "\"" + server_ + "\"");
+    check_port(cluster, client_, client_port_, file_, client_port_pointer_);
+    check_port(cluster, server_, server_port_, file_, server_port_pointer_);
     const std::uint32_t device_max = std::min(cluster.host(client_).hca->params().max_inline_data_bytes,
                                               cluster.host(server_).hca->params().max_inline_data_bytes);
     if (inline_size_ > device_max) {
@@ -303,6 +311,7 @@ private:
       ctx.program().sleep_until(start_);
     const std::string& me = client ? client_ : server_;
     const std::string& peer = client ? server_ : client_;
+    const std::uint8_t port = client ? client_port_ : server_port_;
     const std::uint32_t max_size = *std::max_element(sizes_.begin(), sizes_.end());
     // Send data at the front, RECVs land behind it (with room for a UD datagram's GRH).
     const std::uint64_t buffer = ctx.memory().allocate(std::max<std::uint32_t>(max_size, 64) * 2ull + 40);
@@ -318,18 +327,17 @@ private:
     }
     caps.max_inline_data = inline_size_;
     caps.blueflame = blueflame_;
-    // A side that both sends and receives waits for completions of either kind: its CQs share a completion
+    // Every QP completes on one send CQ, as perftest's ctx->send_cq: the loop takes whichever QP's completion comes
+    // first. A side that both sends and receives waits for completions of either kind: its CQs share a completion
     // channel, as perftest -b polls its send and receive CQs in one loop.
     const bool duplex = test_ == Test::send_bw && bidirectional_;
+    const std::uint32_t send_cq = ctx.create_cq(qps_ * (caps.max_send_wr + 16));
+    rx.cq = duplex ? ctx.create_cq(qps_ * caps.max_recv_wr + 16, send_cq) : ctx.create_cq(qps_ * caps.max_recv_wr + 16);
     for (std::uint32_t q = 0; q < qps_; ++q) {
-      qps[q].send_cq =
-          q > 0 && duplex ? ctx.create_cq(caps.max_send_wr + 16, qps[0].send_cq) : ctx.create_cq(caps.max_send_wr + 16);
-      if (q == 0)
-        rx.cq = duplex ? ctx.create_cq(qps_ * caps.max_recv_wr + 16, qps[0].send_cq)
-                       : ctx.create_cq(qps_ * caps.max_recv_wr + 16);
+      qps[q].send_cq = send_cq;
       qps[q].qpn = ctx.create_qp(connection_, caps, qps[q].send_cq, rx.cq);
       rx.qp_of_qpn[qps[q].qpn] = q;
-      rendezvous_->publish(me, peer, static_cast<int>(q), ctx.lid(), qps[q].qpn);
+      rendezvous_->publish(me, peer, static_cast<int>(q), ctx.lid(port), qps[q].qpn);
     }
     // Every receive is as long as the run's largest message, in buffers sized for it as perftest's are: one left
     // over from a size (its UC or UD message dropped, or the ping-pong's spare) fits any later size.
@@ -341,14 +349,15 @@ private:
     for (std::uint32_t q = 0; q < qps_; ++q) {
       const auto [lid, qpn] = rendezvous_->lookup(peer, me, static_cast<int>(q));
       verbs::QpAttr attr;
-      attr.sl = ctx.path_sl(lid);
+      attr.port = port;
+      attr.sl = ctx.path_sl(lid, port);
       attr.path_mtu = static_cast<verbs::Mtu>(mtu_);
       attr.timeout = recovery_.timeout;
       attr.retry_cnt = recovery_.retry_count;
       if (connection_ == verbs::QpType::ud) {
         // A datagram QP has no peer: each SEND names it by address handle, QPN and Q_Key, as perftest's do.
         attr.qkey = ud_qkey;
-        qps[q].ah = {lid, attr.sl, 1};
+        qps[q].ah = {lid, attr.sl, port};
         qps[q].remote_qpn = qpn;
       } else {
         attr.dest_lid = lid;
@@ -572,9 +581,7 @@ private:
     std::vector<sim::Time> completion_times;
     completion_times.reserve(iterations_ * qps.size() / cq_mod_ + qps.size());
     std::vector<verbs::SendWr> batch(post_list_, wr);
-    std::vector<std::uint32_t> all_cqs{rx.cq}; // on one completion channel when `receives`
-    for (const Qp& qp : qps)
-      all_cqs.push_back(qp.send_cq);
+    const std::vector<std::uint32_t> all_cqs{rx.cq, qps[0].send_cq}; // on one completion channel when `receives`
     const sim::Time start = ctx.now();
     std::uint64_t done = 0;
     const std::uint64_t total = std::uint64_t{iterations_} * qps.size();
@@ -598,36 +605,29 @@ private:
         const int n = ctx.poll_cq(rx.cq, wc);
         take_receives(ctx, qps, rx, std::span(wc.data(), static_cast<std::size_t>(std::max(n, 0))));
       }
-      const auto take = [&](std::size_t q, int n) {
+      const auto take = [&](int n) {
         for (int k = 0; k < n; ++k) {
           const verbs::WorkCompletion& c = wc[static_cast<std::size_t>(k)];
           if (c.status != verbs::WcStatus::success) {
             record_failure(ctx.faults(), verbs::to_string(c.status), "perftest-completion");
             throw ProgramFailed{};
           }
+          const std::uint32_t q = rx.qp_of_qpn.at(c.qp_num);
           const auto id = static_cast<std::uint32_t>(c.wr_id);
           done += id - completed[q];
           completed[q] = id;
           completion_times.push_back(ctx.now());
         }
       };
-      // Take what every QP has; if none has anything, block on one with work outstanding, or, if the peer's
-      // messages come in too, until any CQ has a completion: blocked on sends alone, both sides could wait for
-      // each other's receives.
-      bool took = false;
-      for (std::size_t q = 0; q < qps.size(); ++q)
-        if (ctx.hca().cq_ready(qps[q].send_cq) > 0) {
-          take(q, ctx.poll_cq(qps[q].send_cq, wc));
-          took = true;
-        }
-      if (!took && done < total && receives)
+      // Take what the send CQ has; if it has nothing, block on it, or, if the peer's messages come in too, until
+      // either CQ has a completion: blocked on sends alone, both sides could wait for each other's receives.
+      const std::uint32_t send_cq = qps[0].send_cq;
+      if (ctx.hca().cq_ready(send_cq) > 0)
+        take(ctx.poll_cq(send_cq, wc));
+      else if (done < total && receives)
         ctx.wait_any_cq(all_cqs);
-      else if (!took && done < total)
-        for (std::size_t q = 0; q < qps.size(); ++q)
-          if (completed[q] < posted[q]) {
-            take(q, ctx.wait_cq(qps[q].send_cq, wc));
-            break;
-          }
+      else if (done < total)
+        take(ctx.wait_cq(send_cq, wc));
     }
     const sim::Time elapsed = ctx.now() - start;
     if (receives) // the rest of the peer's messages
@@ -661,6 +661,8 @@ private:
   bool inline_explicit_ = false;
   std::string inline_pointer_;
   bool blueflame_ = true;
+  std::uint8_t client_port_ = 1, server_port_ = 1;
+  std::string client_port_pointer_, server_port_pointer_;
   bool srq_ = false;
   std::uint32_t max_queue_depth_ = 32768; ///< the HCA's max_qp_wr, for the SRQ's depth
   verbs::QpType connection_ = verbs::QpType::rc;
@@ -756,6 +758,10 @@ const OptionTable& perftest_options() {
       {"counter_stride_bytes", OptionKind::integer, "bytes", 8, 1 << 20, atomic_bw_only(with_default(8)),
        "counter i sits at base + i x stride, base 4096-aligned; a multiple of 8. A multiple of 4096 puts every "
        "counter in the same lock bucket of an HCA that locks on the low 12 address bits"},
+      {"client_ib_port", OptionKind::integer, "port", 1, 2, uses(with_default(1)),
+       "perftest -i on the client: the HCA port its QPs use, a cabled one (a dual-port HCA may cable both)"},
+      {"server_ib_port", OptionKind::integer, "port", 1, 2, uses(with_default(1)),
+       "perftest -i on the server: the HCA port its QPs use, a cabled one"},
       start_option(),
   }};
   return table;

@@ -329,6 +329,16 @@ void check_host(Cluster& cluster, const std::string& name, const std::string& fi
   }
 }
 
+void check_port(Cluster& cluster, const std::string& host, std::uint32_t port, const std::string& file,
+                const std::string& pointer) {
+  const hca::Hca& hca = *cluster.host(host).hca;
+  if (port > hca.params().port_count || hca.lid(static_cast<std::uint8_t>(port)) == 0)
+    throw sim::InputError(file, pointer,
+                          "a cabled port of " + host + " (its HCA has " + std::to_string(hca.params().port_count) +
+                              " port" + (hca.params().port_count > 1 ? "s" : "") + ")",
+                          std::to_string(port) + (port > hca.params().port_count ? "" : ", which has no link"));
+}
+
 WorkloadOption qp_timeout_option() {
   return WorkloadOption{"qp_timeout",
                         OptionKind::integer,

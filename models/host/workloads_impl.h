@@ -136,6 +136,9 @@ RcRecovery read_rc_recovery(OptionReader& options);
 
 /// InputError at `pointer` unless `cluster` has a host named `name`.
 void check_host(Cluster& cluster, const std::string& name, const std::string& file, const std::string& pointer);
+/// InputError at `pointer` unless port `port` of `host`'s HCA exists and has a link (a LID).
+void check_port(Cluster& cluster, const std::string& host, std::uint32_t port, const std::string& file,
+                const std::string& pointer);
 
 /// "mtu_bytes", checked to be a power of two.
 std::uint32_t read_mtu(OptionReader& options);

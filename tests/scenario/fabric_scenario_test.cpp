@@ -423,8 +423,11 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
        "iterations, tx_depth, qps, inline_size_bytes, post_list, cq_mod, mtu_bytes, qp_timeout, retry_count, "
        "connection, blueflame, "
        "bidirectional, "
-       "atomic, start_us, "
+       "atomic, client_ib_port, server_ib_port, start_us, "
        "got unknown key \"sizes_bytes\""},
+      {"ib_port_absent",
+       {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"server_ib_port", 2}},
+       ":/workloads/0/server_ib_port: expected a cabled port of h1 (its HCA has 1 port), got 2"},
       {"unknown_host",
        {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h7"}},
        ":/workloads/0/server: expected the name of a host (an HCA node) of the topology, got \"h7\""},
@@ -456,7 +459,7 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
        {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"inline_size_bytes", 8}},
        ":/workloads/0/inline_size_bytes: expected one of the keys type, name, client, server, extra_clients, "
        "size_bytes, iterations, tx_depth, qps, post_list, cq_mod, mtu_bytes, qp_timeout, retry_count, connection, "
-       "blueflame, atomic, counters, counter_stride_bytes, start_us, got unknown key \"inline_size_bytes\""},
+       "blueflame, atomic, counters, counter_stride_bytes, client_ib_port, server_ib_port, start_us, got unknown key \"inline_size_bytes\""},
       {"header_only_write",
        {{"type", "ib_write_bw"}, {"client", "h0"}, {"server", "h1"}, {"size_bytes", 0}},
        ":/workloads/0/size_bytes: expected an integer in [1, 1073741824], got number 0"},

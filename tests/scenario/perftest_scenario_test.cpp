@@ -283,3 +283,43 @@ TEST_CASE("perftest: ib_send_bw -b with more messages than receives posted ahead
     CHECK(host_pcie(r.report, "h0").at("retransmitted_packets") == 0);
   }
 }
+
+// perftest -i: a test's side uses the HCA port it names. On a dual-port Connect-IB host with both ports cabled, a
+// client on port 2 sends from port 2 only (its LID is the one the server's QPs are connected to), and a client on
+// port 1 beside it from port 1; a port without a link is exit 2 at its pointer.
+TEST_CASE("perftest: client_ib_port and server_ib_port choose the HCA port, an uncabled one is exit 2",
+          "[scenario][perftest]") {
+  json topology = star(3);
+  for (json& node : topology["nodes"])
+    if (node.at("kind") == "hca")
+      node["profile"] = "connect-ib-fdr";
+  topology["links"].push_back({{"a", "h0/2"}, {"b", "s0/4"}});
+  topology["link_defaults"]["speed"] = "FDR";
+  const json on_port_2 = {{"type", "ib_write_bw"}, {"name", "port2"},         {"client", "h0"},
+                          {"server", "h1"},        {"client_ib_port", 2},     {"size_bytes", 4096},
+                          {"iterations", 500}};
+  json on_port_1 = on_port_2;
+  on_port_1["name"] = "port1";
+  on_port_1["server"] = "h2";
+  on_port_1.erase("client_ib_port");
+  const Run r = run_scenario("ib_port", scenario("ib_port", topology, json::array({on_port_2, on_port_1})));
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  // 500 WRITEs of one 4 KiB packet each per port, and each port's own: no packet of one test on the other's port.
+  CHECK(port_counter(r.report, "h0/2", "PortXmitPkts") == 500);
+  CHECK(port_counter(r.report, "h0/1", "PortXmitPkts") == 500);
+  CHECK(port_counter(r.report, "h1/1", "PortXmitPkts") == 500); // ACKs (one per WRITE: AckReq on every last packet)
+  CHECK(r.report.at("config").at("workloads").at(0).at("client_ib_port") == 2);
+  // Both tests reach the line rate of their own port (FDR: 54.5 Gb/s of data, 4 KiB WRITEs about 52.7).
+  for (const char* name : {"port1", "port2"})
+    CHECK(rows_of(r.report, name).at(0).at("bw_average_gbps").get<double>() > 45);
+
+  json uncabled = on_port_2;
+  uncabled["server"] = "h1";
+  uncabled["server_ib_port"] = 2;
+  const Run bad = run_scenario("ib_port_uncabled", scenario("ib_port_uncabled", topology, json::array({uncabled})));
+  CHECK(bad.exit_code == 2);
+  CHECK_THAT(bad.err, Catch::Contains(
+                          ":/workloads/0/server_ib_port: expected a cabled port of h1 (its HCA has 2 ports), got 2, "
+                          "which has no link"));
+}

@@ -41,6 +41,14 @@ json star_of(int hosts, const std::string& hca, const std::string& switch_profil
           {"links", links}};
 }
 
+/// star_of() with h0's second port cabled too (to s0's last port): Kalia et al.'s Connect-IB hosts use both FDR
+/// ports (reference E12: "2 x FDR").
+json dual_ported_h0(int hosts, const std::string& hca) {
+  json topology = star_of(hosts, hca);
+  topology["links"].push_back({{"a", "h0/2"}, {"b", numbered("s0/", hosts + 1)}});
+  return topology;
+}
+
 json run_report(const std::string& name, const json& topology, const json& workloads) {
   const std::string path =
       testing::write_temp("reference_" + name + ".json", testing::scenario(name, topology, workloads).dump(2));
@@ -82,13 +90,17 @@ json ud_sends(const std::string& name, const std::string& server, std::uint32_t 
           {"iterations", iterations}};
 }
 
-/// `programs` sender programs (cores) on h0, each with its own QPs, spread over receivers h1..h`receivers`.
+/// `programs` sender programs (cores) on h0, each with its own QPs, spread over receivers h1..h`receivers` and,
+/// with `ports` 2, over h0's two ports in turn.
 json ud_senders(int programs, int receivers, std::uint32_t size, std::uint32_t post_list, std::uint32_t qps,
-                std::uint32_t iterations) {
+                std::uint32_t iterations, int ports = 1) {
   json workloads = json::array();
-  for (int p = 0; p < programs; ++p)
+  for (int p = 0; p < programs; ++p) {
     workloads.push_back(
         ud_sends(numbered("core", p), numbered("h", 1 + p % receivers), size, post_list, qps, iterations));
+    if (ports > 1)
+      workloads.back()["client_ib_port"] = 1 + p % ports;
+  }
   return workloads;
 }
 
@@ -162,19 +174,17 @@ TEST_CASE("reference E8: no message rate on ConnectX-4 exceeds its PCIe bound", 
   }
 }
 
-// E12 on Connect-IB with as many cores as needed (12 programs; one core posts about 10 M SENDs/s, E13): 16-byte UD
-// SENDs (2-line WQEs) by MMIO, Doorbell-batched in lists of 16 over 2 QPs per core, and header-only (1-line WQEs)
-// batched, to four receiving hosts.
-// Gap (issue 24, open): 81.4 Mops by MMIO holds, but batched 57.8 and header-only 81.8 Mops fall short of 84-105 and
-// of 157; receive WQEs no longer limit them (one miss per queue), engines do not either (16 x 100 ns): the limit
-// is yet to be found.
+// E12 on Connect-IB with as many cores as needed (12 programs over both ports; one core posts about 10 M SENDs/s,
+// E13): 16-byte UD SENDs (2-line WQEs) by MMIO, Doorbell-batched in lists of 16 over 2 QPs per core, and header-only
+// (1-line WQEs) batched, to four receiving hosts.
 TEST_CASE("reference E12: Connect-IB UD SENDs: MMIO, Doorbell batching and header-only against the E11 bounds",
-          "[scenario][reference][!mayfail]") {
+          "[scenario][reference]") {
   const int cores = 12, receivers = 4;
-  const json topology = star_of(receivers + 1, "connect-ib-fdr");
-  const json by_mmio = run_report("e12_mmio", topology, ud_senders(cores, receivers, 16, 1, 1, 2000));
-  const json batched = run_report("e12_batched", topology, ud_senders(cores, receivers, 16, 16, 2, 1024));
-  const json header_only = run_report("e12_header_only", topology, ud_senders(cores, receivers, 0, 16, 2, 1024));
+  const json topology = dual_ported_h0(receivers + 1, "connect-ib-fdr");
+  const json by_mmio = run_report("e12_mmio", topology, ud_senders(cores, receivers, 16, 1, 1, 2000, 2));
+  const json batched = run_report("e12_batched", topology, ud_senders(cores, receivers, 16, 16, 2, 1024, 2));
+  const json header_only =
+      run_report("e12_header_only", topology, ud_senders(cores, receivers, 0, 16, 2, 1024, 2));
   const double mmio = total_mpps(by_mmio), doorbell = total_mpps(batched), header = total_mpps(header_only);
   INFO("by MMIO " << mmio << " Mops (bound " << mmio_bound_mops << "), batched " << doorbell << " Mops (bound "
                   << dma_read_bound_mops << "), header-only batched " << header << " Mops");
@@ -192,12 +202,13 @@ TEST_CASE("reference E12: Connect-IB UD SENDs: MMIO, Doorbell batching and heade
 }
 
 // E12: a payload past 60 bytes makes the WQE 3 lines; read by eye, about 67 Mops batched and 54 by MMIO (+-15 %).
-// Gap (issue 24, open): batched 34.5 Mops against 67 +-15 %, as above.
-TEST_CASE("reference E12: Connect-IB UD SENDs of 3-line WQEs lose about a third", "[scenario][reference][!mayfail]") {
+// 100-byte SENDs need both FDR ports: one carries at most 51 M of them per second.
+TEST_CASE("reference E12: Connect-IB UD SENDs of 3-line WQEs lose about a third", "[scenario][reference]") {
   const int cores = 12, receivers = 4;
-  const json topology = star_of(receivers + 1, "connect-ib-fdr");
-  const json by_mmio = run_report("e12_3line_mmio", topology, ud_senders(cores, receivers, 100, 1, 1, 2000));
-  const json batched = run_report("e12_3line_batched", topology, ud_senders(cores, receivers, 100, 16, 2, 1024));
+  const json topology = dual_ported_h0(receivers + 1, "connect-ib-fdr");
+  const json by_mmio = run_report("e12_3line_mmio", topology, ud_senders(cores, receivers, 100, 1, 1, 2000, 2));
+  const json batched =
+      run_report("e12_3line_batched", topology, ud_senders(cores, receivers, 100, 16, 2, 1024, 2));
   const double mmio = total_mpps(by_mmio), doorbell = total_mpps(batched);
   INFO("3-line WQEs: by MMIO " << mmio << " Mops, batched " << doorbell << " Mops");
   CHECK(per_message(by_mmio, 0, "mmio_bytes") == 192);
@@ -222,10 +233,8 @@ TEST_CASE("reference E12: ConnectX-3 UD SENDs are NIC-bound, regular and header-
 
 // E13 on Connect-IB: one core (one program) posting 60-byte UD SENDs (128-byte WQEs) by MMIO on 1 QP, or in
 // Doorbell batches of 16 over 1, 2 and 4 QPs: measured 10.0, 9.6, 18.6 and 32.2 Mops.
-// Gap (issue 24, open): MMIO 9.85 and batched on 1 QP 9.33 Mops hold; over 2 and 4 QPs batching gives 1.48x and
-// 2.23x (bands 1.6-2.4 and 2.6-3.8): something other than the engines serializes a core's QPs.
 TEST_CASE("reference E13: one core's Doorbell batching pays only across QPs on Connect-IB",
-          "[scenario][reference][!mayfail]") {
+          "[scenario][reference]") {
   const json topology = star_of(2, "connect-ib-fdr");
   const auto rate = [&](const std::string& name, std::uint32_t post_list, std::uint32_t qps) {
     return total_mpps(run_report(name, topology, json::array({ud_sends("core", "h1", 60, post_list, qps, 2000)})));
