@@ -413,9 +413,11 @@ void Hca::wake_tx(sim::Simulator& sim, PortState& port, sim::Time at) {
 void Hca::pump_tx(sim::Simulator& sim, PortState& port) {
   // The builder takes QPs round robin, one packet per turn, while the port's payload buffer has room and a few
   // packets per send engine are waiting; each packet's headers are built on its QP's send engine
-  // (engine_build_time), so that packets from different engines are built in parallel.
+  // (engine_build_time), so that packets from different engines are built in parallel. Packets whose payload is
+  // still being read are bounded by the payload buffer alone: the builder goes on while their DMA reads are out,
+  // or a small READ response would hold a send engine's share for a whole host round trip.
   const std::uint32_t max_waiting = 4 * params_.send_engines;
-  while (!port.active.empty() && port.data.size() < max_waiting) {
+  while (!port.active.empty() && port.data.size() - port.awaiting_payload < max_waiting) {
     const std::uint32_t index = port.active.front();
     Qp& qp = qps_[index];
     const bool response = responder_can_build(qp);
@@ -451,12 +453,14 @@ void Hca::on_payload_read_done(sim::Simulator& sim, DmaHandle h) {
   }
   entry.payload_in = true;
   PortState& port = ports_[op.port];
+  --port.awaiting_payload;
   ops_.release(h);
   try_transmit(sim, port);
 }
 
-void Hca::read_payload(sim::Simulator& sim, const Qp& qp, const PortState& port, TxHandle tx, std::uint64_t address,
+void Hca::read_payload(sim::Simulator& sim, const Qp& qp, PortState& port, TxHandle tx, std::uint64_t address,
                        std::uint32_t bytes) {
+  ++port.awaiting_payload;
   const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
   ops_[op].tx = tx;
   ops_[op].port = port.index;

@@ -249,7 +249,7 @@ private:
   sim::Time engine_build_time(sim::Simulator& sim, Qp& qp);
   /// Reads the payload of the packet queued as `tx` on `port` from host memory (a request's data, or a READ
   /// response's); the packet may leave once it is in.
-  void read_payload(sim::Simulator& sim, const Qp& qp, const PortState& port, TxHandle tx, std::uint64_t address,
+  void read_payload(sim::Simulator& sim, const Qp& qp, PortState& port, TxHandle tx, std::uint64_t address,
                     std::uint32_t bytes);
   void on_payload_read_done(sim::Simulator& sim, DmaHandle op);
 

@@ -221,6 +221,7 @@ struct Hca::PortState {
   sim::Ring<TxHandle> data;              ///< built packets, in build order
   sim::Ring<link::PacketHandle> control; ///< ACKs and NAKs, sent before data
   std::uint32_t payload_buffered = 0;
+  std::uint32_t awaiting_payload = 0; ///< packets of `data` whose payload's DMA read has not completed
   bool transmitting = false;
   TxHandle sending; ///< the data packet on the wire, if any
   sim::Time wake_at = sim::Time::max();

@@ -483,7 +483,15 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   entry.qp_index = qp.index;
   entry.generation = qp.req.tx_generation;
   entry.payload_bytes = payload;
-  entry.ready_at = engine_build_time(sim, qp);
+  // A READ response is a send job the responder makes for itself: the engine parses it as it would a WQE, then
+  // builds each packet.
+  if (i == 0) {
+    contexts_.touch(qp.index);
+    entry.ready_at =
+        send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.wqe_processing + params_.tx_packet_processing);
+  } else {
+    entry.ready_at = engine_build_time(sim, qp);
+  }
   entry.payload_in = payload == 0;
   port.data.push_back(th);
   port.payload_buffered += payload;

@@ -241,8 +241,8 @@ private:
 
   /// perftest's loop: post while fewer than tx_depth are outstanding per QP, a completion every cq_mod WRs; each
   /// atomic on a counter drawn from this client's stream.
-  void stream(Context& ctx, std::size_t client, const std::vector<std::uint32_t>& qpns,
-              std::uint32_t cq, std::uint64_t buffer, std::uint64_t base) {
+  void stream(Context& ctx, std::size_t client, const std::vector<std::uint32_t>& qpns, std::uint32_t cq,
+              std::uint64_t buffer, std::uint64_t base) {
     sim::Rng rng(seed_, name_hash(name_) + client);
     verbs::SendWr wr;
     wr.opcode =

@@ -459,7 +459,8 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
        {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"inline_size_bytes", 8}},
        ":/workloads/0/inline_size_bytes: expected one of the keys type, name, client, server, extra_clients, "
        "size_bytes, iterations, tx_depth, qps, post_list, cq_mod, mtu_bytes, qp_timeout, retry_count, connection, "
-       "blueflame, atomic, counters, counter_stride_bytes, client_ib_port, server_ib_port, start_us, got unknown key \"inline_size_bytes\""},
+       "blueflame, atomic, counters, counter_stride_bytes, client_ib_port, server_ib_port, start_us, got unknown key "
+       "\"inline_size_bytes\""},
       {"header_only_write",
        {{"type", "ib_write_bw"}, {"client", "h0"}, {"server", "h1"}, {"size_bytes", 0}},
        ":/workloads/0/size_bytes: expected an integer in [1, 1073741824], got number 0"},

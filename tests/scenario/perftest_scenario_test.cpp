@@ -295,9 +295,8 @@ TEST_CASE("perftest: client_ib_port and server_ib_port choose the HCA port, an u
       node["profile"] = "connect-ib-fdr";
   topology["links"].push_back({{"a", "h0/2"}, {"b", "s0/4"}});
   topology["link_defaults"]["speed"] = "FDR";
-  const json on_port_2 = {{"type", "ib_write_bw"}, {"name", "port2"},         {"client", "h0"},
-                          {"server", "h1"},        {"client_ib_port", 2},     {"size_bytes", 4096},
-                          {"iterations", 500}};
+  const json on_port_2 = {{"type", "ib_write_bw"}, {"name", "port2"},    {"client", "h0"},   {"server", "h1"},
+                          {"client_ib_port", 2},   {"size_bytes", 4096}, {"iterations", 500}};
   json on_port_1 = on_port_2;
   on_port_1["name"] = "port1";
   on_port_1["server"] = "h2";
@@ -319,7 +318,7 @@ TEST_CASE("perftest: client_ib_port and server_ib_port choose the HCA port, an u
   uncabled["server_ib_port"] = 2;
   const Run bad = run_scenario("ib_port_uncabled", scenario("ib_port_uncabled", topology, json::array({uncabled})));
   CHECK(bad.exit_code == 2);
-  CHECK_THAT(bad.err, Catch::Contains(
-                          ":/workloads/0/server_ib_port: expected a cabled port of h1 (its HCA has 2 ports), got 2, "
-                          "which has no link"));
+  CHECK_THAT(bad.err,
+             Catch::Contains(":/workloads/0/server_ib_port: expected a cabled port of h1 (its HCA has 2 ports), got 2, "
+                             "which has no link"));
 }
