@@ -5,6 +5,7 @@
 // Gb/s, MsgRate in Mpps). The family's option table and bandwidth figures are shared with ib_atomic_bw
 // (atomic_bw.cpp).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <sstream>
 #include <unordered_map>
@@ -210,7 +211,7 @@ public:
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < sizes_.size(); ++i) {
       if (!is_latency(test_)) {
-        out.push_back(bandwidth_row(sizes_[i], bandwidth_[i]));
+        out.push_back(bandwidth_row(sizes_[i], reported(i)));
         continue;
       }
       const LatencyStats& s = latency_[i];
@@ -246,7 +247,7 @@ public:
     } else {
       lines.push_back(bandwidth_header());
       for (std::size_t i = 0; i < sizes_.size(); ++i)
-        lines.push_back(bandwidth_line(sizes_[i], bandwidth_[i]));
+        lines.push_back(bandwidth_line(sizes_[i], reported(i)));
     }
     return lines;
   }
@@ -632,16 +633,23 @@ private:
     const sim::Time elapsed = ctx.now() - start;
     if (receives) // the rest of the peer's messages
       receive_rest(ctx, qps, rx, size, wc);
-    const BwFigures f = bandwidth_figures(total, size, elapsed, completion_times);
-    if (client) {
-      BwFigures& out = bandwidth_[index];
-      const double factor = bidirectional_ ? 2 : 1;
-      out = f;
-      out.average_gbps *= factor;
-      out.peak_gbps *= factor;
-      out.msg_rate_mpps *= factor;
-      out.messages = static_cast<std::uint64_t>(static_cast<double>(f.messages) * factor);
-    }
+    bandwidth_[index][client ? 0 : 1] = bandwidth_figures(total, size, elapsed, completion_times);
+  }
+
+  /// A size's figures as perftest prints them: the client's, or with -b the sum of what each side measured of its
+  /// own sends (perftest adds the remote side's report to its own).
+  BwFigures reported(std::size_t i) const {
+    BwFigures f = bandwidth_[i][0];
+    if (!bidirectional_)
+      return f;
+    const BwFigures& server = bandwidth_[i][1];
+    f.average_gbps += server.average_gbps;
+    f.peak_gbps += server.peak_gbps;
+    f.msg_rate_mpps += server.msg_rate_mpps;
+    f.messages += server.messages;
+    f.bytes += server.bytes;
+    f.seconds = std::max(f.seconds, server.seconds);
+    return f;
   }
 
   void post(Context& ctx, std::uint32_t qpn, std::span<const verbs::SendWr> wrs) {
@@ -674,7 +682,7 @@ private:
   std::vector<sim::Signal> hand_shake_; ///< client's, server's: raised when the other side arrives
   std::uint32_t arrivals_[2] = {0, 0};  ///< hand shakes each side has reached
   std::vector<LatencyStats> latency_;
-  std::vector<BwFigures> bandwidth_;
+  std::vector<std::array<BwFigures, 2>> bandwidth_; ///< per size: the client's and the server's own sends
 };
 
 constexpr std::string_view connections[] = {"RC", "UC", "UD"};
