@@ -272,12 +272,9 @@ TEST_CASE("reference E13: a Doorbell post costs one DMA read more latency than a
   CHECK(doorbell - blueflame <= 0.7);
 }
 
-// E13 on ConnectX-3: 12.4 by MMIO, 9.9 batched on 1 QP, 19.6 on 2 (the 4-QP band is Connect-IB's).
-// Gap: batched on 1 and 2 QPs hold (9.81 and 19.2 Mops), but by MMIO the model's core posts 9.85 Mops against 12.4
-// +-20 % (at least 9.92). Both testbeds share the one host profile, whose driver costs give Connect-IB's 10.0; the
-// ConnectX-3 testbed's core (another CPU, the mlx4 driver) posts about a quarter faster, and no source says why.
-TEST_CASE("reference E13: one core's Doorbell batching pays only across QPs on ConnectX-3",
-          "[scenario][reference][!mayfail]") {
+// E13 on ConnectX-3: 12.4 by MMIO, 9.9 batched on 1 QP, 19.6 on 2 (the 4-QP band is Connect-IB's): the reference's
+// ratio bands.
+TEST_CASE("reference E13: one core's Doorbell batching pays only across QPs on ConnectX-3", "[scenario][reference]") {
   const json topology = star_of(2, "connectx3-fdr");
   const auto rate = [&](const std::string& name, std::uint32_t post_list, std::uint32_t qps) {
     return total_mpps(run_report(name, topology, json::array({ud_sends("core", "h1", 60, post_list, qps, 2000)})));
@@ -285,11 +282,22 @@ TEST_CASE("reference E13: one core's Doorbell batching pays only across QPs on C
   const double mmio = rate("e13_cx3_mmio", 1, 1), batch1 = rate("e13_cx3_batch1", 16, 1),
                batch2 = rate("e13_cx3_batch2", 16, 2);
   INFO("ConnectX-3: by MMIO " << mmio << " Mops, batched on 1, 2 QPs " << batch1 << ", " << batch2 << " Mops");
-  CHECK(mmio == Approx(12.4).epsilon(0.20)); // measured, +-20 %
   CHECK(batch1 / mmio >= 0.75);
   CHECK(batch1 / mmio <= 1.1);
   CHECK(batch2 / batch1 >= 1.6);
   CHECK(batch2 / batch1 <= 2.4);
+}
+
+// E13's measured WQE-by-MMIO rates, +-20 % (the reference's guidance for measured values): Connect-IB's 10.0 holds
+// (in the Connect-IB case above), ConnectX-3's 12.4 does not.
+// Gap: the model's core posts 9.85 Mops by MMIO against at least 9.92. Both testbeds share the one host profile,
+// whose driver costs give Connect-IB's 10.0; the ConnectX-3 testbed's core (an E5-2450 against the Connect-IB
+// testbed's E5-2683 v3, the mlx4 driver against mlx5) posts about a quarter faster, and no source says why.
+TEST_CASE("reference E13: one ConnectX-3 core posts 12.4 M UD SENDs/s by MMIO", "[scenario][reference][!mayfail]") {
+  const double mmio = total_mpps(run_report("e13_cx3_mmio_rate", star_of(2, "connectx3-fdr"),
+                                            json::array({ud_sends("core", "h1", 60, 1, 1, 2000)})));
+  INFO("ConnectX-3 by MMIO: " << mmio << " Mops");
+  CHECK(mmio == Approx(12.4).epsilon(0.20));
 }
 
 // E14: with every client on one counter (Z = 1), each atomic holds its lock bucket for a PCIe read-modify-write, so
