@@ -207,12 +207,17 @@ private:
     node.coordinates = read_coordinates(r);
     r.finish();
     claim_guid(node.node_guid, GuidOwner{index, -1}, r.has("guid") ? r.pointer_to("guid") : pointer);
+    // One port may share its own node's GUID: a switch's port 0 always does, and on ConnectX-4 and later (mlx5)
+    // an HCA's port 1 does too. A second port with it is still refused.
+    bool node_guid_shared = false;
     for (std::size_t p = 0; p < node.port_guids.size(); ++p) {
       const int port = node.kind == NodeKind::switch_node ? 0 : static_cast<int>(p) + 1;
-      if (node.port_guids[p] != node.node_guid || port != 0) {
-        claim_guid(node.port_guids[p], GuidOwner{index, port},
-                   r.has("port_guids") ? sim::json_pointer_append(r.pointer_to("port_guids"), p) : pointer);
+      if (node.port_guids[p] == node.node_guid && !node_guid_shared) {
+        node_guid_shared = true;
+        continue;
       }
+      claim_guid(node.port_guids[p], GuidOwner{index, port},
+                 r.has("port_guids") ? sim::json_pointer_append(r.pointer_to("port_guids"), p) : pointer);
     }
     node_pointers_.push_back(pointer);
     topology_.add_node(std::move(node));
@@ -272,10 +277,11 @@ private:
       return;
     }
     const GuidOwner& first = it->second;
-    const std::string first_name = first.node < topology_.node_count() ? topology_.node(first.node).name : "this node";
-    const std::string holder =
-        first.port < 0 ? "the node GUID of " + json_quoted(first_name)
-                       : "the GUID of port " + std::to_string(first.port) + " of " + json_quoted(first_name);
+    // The node being read is not in topology_ yet.
+    const std::string first_name =
+        first.node < topology_.node_count() ? json_quoted(topology_.node(first.node).name) : "this node";
+    const std::string holder = first.port < 0 ? "the node GUID of " + first_name
+                                              : "the GUID of port " + std::to_string(first.port) + " of " + first_name;
     fail(pointer, "a GUID no other node or port has", format_guid(guid) + ", already " + holder);
   }
 

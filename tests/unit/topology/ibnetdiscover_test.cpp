@@ -75,6 +75,15 @@ std::string data(const std::string& name) {
   return text.str();
 }
 
+/// A hand-written fixture in tests/unit/topology/data/, made from ibnetdiscover(8)'s description of its output.
+std::string fixture(const std::string& name) {
+  std::ifstream file(std::string(IBNETSIM_SOURCE_DIR) + "/tests/unit/topology/data/" + name);
+  REQUIRE(file);
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
 topo::ImportOptions options() {
   return topo::ImportOptions{std::nullopt, std::nullopt, 2, "copper-dac", "imported"};
 }
@@ -168,6 +177,23 @@ TEST_CASE("topology::import_ibnetdiscover: a cluster's output", "[topology][quic
   CHECK(chosen.notes.empty());
   CHECK(chosen.topology.node(0).profile == "switch-ib2-edr");
   CHECK(chosen.topology.link(4).length_m == 3);
+}
+
+TEST_CASE("topology::import_ibnetdiscover: mlx5 HCAs, whose port 1 has the node GUID", "[topology][quick]") {
+  const topo::Topology t = import(fixture("mlx5-edr.ibnetdiscover.txt")).topology;
+  REQUIRE(t.node_count() == 5);
+  REQUIRE(t.link_count() == 5);
+  const topo::Node& node01 = t.node(*t.find("node01_mlx5_0"));
+  CHECK(node01.node_guid == 0x98039b0300a1b2c0u);
+  CHECK(node01.port_guids.at(0) == 0x98039b0300a1b2c0u);
+  CHECK(node01.profile == "connectx4-edr");
+  CHECK(t.node(*t.find("MF0_leaf1:MSB7800_U1")).node_guid == 0x248a0703005e1f40u);
+  // A GUID of another node on a port is still refused.
+  std::string text = fixture("mlx5-edr.ibnetdiscover.txt");
+  const std::string from = "[1](98039b0300a1b2d8) \t\"S-248a0703005e1f40\"[2]";
+  text.replace(text.find(from), from.size(), "[1](98039b0300a1b2c0) \t\"S-248a0703005e1f40\"[2]");
+  CHECK(import_error(text) == "net.txt:36: expected a GUID no other node or port has, got 0x98039b0300a1b2c0, "
+                              "already the node GUID of \"node01_mlx5_0\"");
 }
 
 TEST_CASE("topology::import_ibnetdiscover: grouped output (ibnetdiscover -g) with external port numbers",

@@ -125,6 +125,28 @@ TEST_CASE("topology::read_topology: explicit GUIDs, coordinates and grid", "[top
   CHECK_FALSE(t.grid->torus);
 }
 
+TEST_CASE("topology::read_topology: an HCA port may have its own node's GUID (mlx5), no other", "[topology][quick]") {
+  json doc = base;
+  doc["nodes"][0]["guid"] = "0x98039b0300a1b2c0";
+  doc["nodes"][0]["ports"] = 1;
+  doc["nodes"][0]["port_guids"] = {"0x98039b0300a1b2c0"};
+  const topo::Topology t = read(doc);
+  CHECK(t.node(0).node_guid == 0x98039b0300a1b2c0u);
+  CHECK(t.node(0).port_guids == std::vector<std::uint64_t>{0x98039b0300a1b2c0u});
+  // Another node's GUID, or the node GUID on two ports, is still a duplicate.
+  doc["nodes"][1]["ports"] = 1;
+  doc["nodes"][1]["port_guids"] = {"0x98039b0300a1b2c0"};
+  CHECK(error_of(doc) == "t.json:/nodes/1/port_guids/0: expected a GUID no other node or port has, got "
+                         "0x98039b0300a1b2c0, already the node GUID of \"h0\"");
+  doc["nodes"][1].erase("port_guids");
+  doc["nodes"][0]["profile"] = "connectx3-fdr";
+  doc["nodes"][0]["ports"] = 2;
+  doc["nodes"][0]["port_guids"] = {"0x98039b0300a1b2c0", "0x98039b0300a1b2c0"};
+  doc["links"][0]["speed"] = "FDR";
+  CHECK(error_of(doc) == "t.json:/nodes/0/port_guids/1: expected a GUID no other node or port has, got "
+                         "0x98039b0300a1b2c0, already the node GUID of this node");
+}
+
 TEST_CASE("topology::read_topology: each rejected input names the file, the pointer and the problem",
           "[topology][quick]") {
   json doc = base;
