@@ -426,8 +426,11 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
        "atomic, client_ib_port, server_ib_port, start_us, "
        "got unknown key \"sizes_bytes\""},
       {"ib_port_absent",
+       {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"server_ib_port", 3}},
+       ":/workloads/0/server_ib_port: expected an integer in [1, 2], got number 3"},
+      {"ib_port_uncabled",
        {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"server_ib_port", 2}},
-       ":/workloads/0/server_ib_port: expected a cabled port of h1 (its HCA has 1 port), got 2"},
+       ":/workloads/0/server_ib_port: expected a cabled port of h1 (its HCA has 2 ports), got 2, which has no link"},
       {"unknown_host",
        {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h7"}},
        ":/workloads/0/server: expected the name of a host (an HCA node) of the topology, got \"h7\""},

@@ -245,7 +245,7 @@ TEST_CASE("cli topo show: a summary of counts, ports, rates, cables and grid", "
                      "hosts     16 (connectx4-edr 16)\n"
                      "switches  8 (switch-ib2-edr 8)\n"
                      "links     32 (16 to hosts, 16 between switches)\n"
-                     "ports     64 of 304 cabled (hosts 16 of 16, switches 48 of 288)\n"
+                     "ports     64 of 320 cabled (hosts 16 of 32, switches 48 of 288)\n"
                      "rates     4x EDR 32\n"
                      "cables    copper-dac 16 (32 m), fibre 16 (160 m)\n"
                      "grid      none\n");

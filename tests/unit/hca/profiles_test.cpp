@@ -42,7 +42,7 @@ TEST_CASE("hca profiles: each reads, validates and cites a source per parameter"
     CHECK(params.blueflame_buffer_bytes == 256);
   }
   const hca::Params cx4 = hca_profile("connectx4-edr");
-  CHECK(cx4.port_count == 1);
+  CHECK(cx4.port_count == 2); // MCX456A: dual-port variants exist; a single-port card is "ports": 1
   CHECK(*ib::link::parse_speed_set(cx4.link_speeds) & ib::link::speed_bit(ib::link::Speed::edr));
   CHECK_FALSE(*ib::link::parse_speed_set(cx4.link_speeds) & ib::link::speed_bit(ib::link::Speed::hdr));
   CHECK(cx4.pcie_link == "gen3-x16");
@@ -64,7 +64,8 @@ TEST_CASE("hca profiles: the slots and atomics locking of each generation", "[hc
   CHECK(cx3.atomic_lock_buckets == 1); // reference E14: ConnectX-3 serializes every atomic
   CHECK(cx3.max_qp_wr == 16351);
   const hca::Params cx5 = hca_profile("connectx5-edr");
-  CHECK(cx5.port_count == 1);
+  CHECK(cx5.port_count == 2);
+  CHECK(hca_profile("connectx6-hdr").port_count == 2);
   CHECK(cx5.pcie_link == "gen3-x16");
   CHECK(hca_profile("connectx6-hdr").pcie_link == "gen4-x16");
 }

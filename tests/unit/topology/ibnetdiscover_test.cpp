@@ -170,8 +170,12 @@ TEST_CASE("topology::import_ibnetdiscover: a cluster's output", "[topology][quic
   given.switch_profile = "switch-ib2-edr";
   given.hca_profile = "connectx4-edr";
   given.length_m = 3;
-  CHECK(import_error(sample, given) == "net.txt:29: expected at most 1 port (profile connectx4-edr has 1 port), got "
-                                       "number 2");
+  // ConnectX-4 comes dual-port too (MCX456A), so the Ca 2 blocks fit; a third port does not.
+  CHECK(import(sample, given).topology.node(2).port_count == 2);
+  std::string three = sample;
+  three.replace(three.find("Ca\t2 \"H-0002c903000f3a10\""), 4, "Ca\t3");
+  CHECK(import_error(three, given) == "net.txt:29: expected at most 2 ports (profile connectx4-edr has 2 ports), got "
+                                      "number 3");
   given.hca_profile = "connectx3-fdr";
   const topo::ImportResult chosen = import(sample, given);
   CHECK(chosen.notes.empty());
@@ -319,7 +323,7 @@ TEST_CASE("topology::export_ibsim_net: node GUIDs set explicitly before each nod
   const std::string net = topo::export_ibsim_net(t);
   CHECK(net.find("\nswitchguid=0x2c90200000300\nSwitch\t36 \"leaf0\"\n[1]\t\"h0\"[1]\t\t# \"h0\" lid 0 4xEDR\n[2]\t"
                  "\"spine0\"[1]\t\t# \"spine0\" lid 0 4xEDR\n") != std::string::npos);
-  CHECK(net.find("\ncaguid=0x2c90100000100\nHca\t1 \"h0\"\n[1]\t\"leaf0\"[1]\t\t# lid 0 lmc 0 \"leaf0\" lid 0 "
+  CHECK(net.find("\ncaguid=0x2c90100000100\nHca\t2 \"h0\"\n[1]\t\"leaf0\"[1]\t\t# lid 0 lmc 0 \"leaf0\" lid 0 "
                  "4xEDR\n") != std::string::npos);
   CHECK(net.find("cannot reproduce") == std::string::npos);
   // Switches first, as ibnetdiscover lists them; the first HCA is where ibsim attaches the SM by default.

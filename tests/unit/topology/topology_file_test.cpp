@@ -91,9 +91,9 @@ TEST_CASE("topology::read_topology: a valid file", "[topology][quick]") {
   const topo::Node& leaf1 = t.node(3);
   CHECK(leaf1.port_count == 8);
   CHECK(t.node(2).port_count == 36); // the profile's
-  CHECK(t.node(0).port_count == 1);
+  CHECK(t.node(0).port_count == 2);  // the profile's: port 2 is not cabled
   CHECK(t.node(0).node_guid == topo::default_node_guid(topo::NodeKind::hca, 0));
-  CHECK(t.node(0).port_guids == std::vector<std::uint64_t>{t.node(0).node_guid + 1});
+  CHECK(t.node(0).port_guids == std::vector<std::uint64_t>{t.node(0).node_guid + 1, t.node(0).node_guid + 2});
   CHECK(leaf1.port_guids == std::vector<std::uint64_t>{leaf1.node_guid});
   CHECK(t.node(2).system_image_guid == t.node(2).node_guid);
   const topo::Link& isl = t.link(2);
@@ -112,6 +112,7 @@ TEST_CASE("topology::read_topology: explicit GUIDs, coordinates and grid", "[top
   json doc = base;
   doc["nodes"][2]["guid"] = "0x0002C90200487730";
   doc["nodes"][2]["system_image_guid"] = "0x2c90200487733";
+  doc["nodes"][0]["ports"] = 1;
   doc["nodes"][0]["port_guids"] = {"0x77"};
   doc["nodes"][2]["coordinates"] = {0, 1};
   doc["grid"] = {{"extents", {2, 2}}, {"torus", false}};
@@ -307,6 +308,7 @@ TEST_CASE("topology::to_json: the written file reads back equal", "[topology][qu
   json doc = base;
   doc["nodes"][2]["guid"] = "0x0002c90200487730";
   doc["nodes"][2]["system_image_guid"] = "0x2c90200487733";
+  doc["nodes"][0]["ports"] = 1;
   doc["nodes"][0]["port_guids"] = {"0x77"};
   doc["nodes"][3]["coordinates"] = {1};
   doc["grid"] = {{"extents", {2}}, {"torus", true}};
