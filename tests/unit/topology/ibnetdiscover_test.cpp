@@ -200,6 +200,54 @@ TEST_CASE("topology::import_ibnetdiscover: mlx5 HCAs, whose port 1 has the node 
                               "already the node GUID of \"node01_mlx5_0\"");
 }
 
+TEST_CASE("topology::import_ibnetdiscover: a live HDR fabric, grouped, with dual-port HCAs and odd descriptions",
+          "[topology][quick]") {
+  const topo::ImportResult r = import(fixture("grouped-hdr.ibnetdiscover.txt"));
+  const topo::Topology& t = r.topology;
+  REQUIRE(t.node_count() == 4);
+  REQUIRE(t.link_count() == 5);
+  // Quotes, '#' and UTF-8 inside a description; enhanced and base port 0 on the Switch lines.
+  CHECK(t.node(0).name == "MF0_leaf_A_1:MQM8700_U1");
+  CHECK(t.node(0).profile == "quantum-hdr");
+  CHECK(t.node(0).port_count == 40);
+  CHECK(t.node(1).name == "spine");
+  CHECK(t.node(1).node_guid == 0x1070fd0300113340u);
+  // Both ports of a ConnectX-6 cabled; another with port 2 free.
+  const topo::Node& gpu = t.node(2);
+  CHECK(gpu.name == "gpu01_train_1_mlx5_0");
+  CHECK(gpu.profile == "connectx6-hdr");
+  CHECK(gpu.port_count == 2);
+  CHECK(gpu.port_guids == std::vector<std::uint64_t>{0xb8cef603000a1b20u, 0xb8cef603000a1b21u});
+  CHECK(t.peer(2, 1) == topo::PortRef{0, 1});
+  CHECK(t.peer(2, 2) == topo::PortRef{0, 2});
+  CHECK(t.node(3).name == "n_ud-02_n_code");
+  CHECK(t.peer(3, 2).node == topo::no_node);
+  CHECK(t.link(0).speed == ib::link::Speed::hdr);
+}
+
+TEST_CASE("topology::import_ibnetdiscover: a port beyond the profile's count, and ends that disagree",
+          "[topology][quick]") {
+  const auto replaced = [](std::string text, const std::string& from, const std::string& to) {
+    const std::size_t at = text.find(from);
+    REQUIRE(at != std::string::npos);
+    return text.replace(at, from.size(), to);
+  };
+  const std::string hdr = fixture("grouped-hdr.ibnetdiscover.txt");
+  // A Switch line with more ports than its profile: at its line.
+  CHECK(import_error(replaced(hdr, "Switch\t40 \"S-1070fd0300113340\"", "Switch\t48 \"S-1070fd0300113340\"")) ==
+        "net.txt:30: expected at most 40 ports (profile quantum-hdr has 40 ports), got number 48");
+  // A Ca with more ports than its profile.
+  CHECK(import_error(replaced(hdr, "Ca\t2 \"H-b8cef603000a1c40\"", "Ca\t4 \"H-b8cef603000a1c40\"")) ==
+        "net.txt:46: expected at most 2 ports (profile connectx6-hdr has 2 ports), got number 4");
+  // The two ends of a link with different widths or speeds.
+  CHECK(import_error(replaced(hdr, "[40]\t\"S-1070fd0300112230\"[40]\t\t# \"MF0;leaf \"A\" #1:MQM8700/U1\" lid 1 4xHDR",
+                              "[40]\t\"S-1070fd0300112230\"[40]\t\t# \"MF0;leaf \"A\" #1:MQM8700/U1\" lid 1 2xHDR")) ==
+        "net.txt:32: expected the width and speed line 24 gives, 4xHDR, got 2xHDR");
+  CHECK(import_error(replaced(hdr, "lid 4 lmc 0 \"MF0;leaf \"A\" #1:MQM8700/U1\" lid 1 4xHDR",
+                              "lid 4 lmc 0 \"MF0;leaf \"A\" #1:MQM8700/U1\" lid 1 4xEDR")) ==
+        "net.txt:40: expected the width and speed line 21 gives, 4xHDR, got 4xEDR");
+}
+
 TEST_CASE("topology::import_ibnetdiscover: grouped output (ibnetdiscover -g) with external port numbers",
           "[topology][quick]") {
   const std::string grouped = R"(#
