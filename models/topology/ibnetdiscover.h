@@ -6,6 +6,8 @@
 // lines ("4xEDR"), profiles from options or the fastest link speed, cables from options.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,18 +31,52 @@ private:
   std::string message_;
 };
 
+/// An infiniband-diags node name map (ibnetdiscover --node-name-map): lines `GUID "name"`, '#' comments. Names
+/// nodes on import, by node GUID.
+struct NodeNameMap {
+  struct Entry {
+    std::string name;
+    unsigned line;
+  };
+  std::string file;
+  std::map<std::uint64_t, Entry> names;
+};
+/// Reads a node name map; a malformed line or a GUID given twice is a LineError.
+NodeNameMap parse_node_name_map(std::string_view text, const std::string& file);
+
+/// The cables of a fabric, which ibnetdiscover cannot see: a CSV file whose header names the columns node_guid
+/// (a node GUID, "0x" and hex), port, length_m (metres) and cable (a cable profile), in any order; '#' comments.
+/// A row gives the cable on one end of a link; an empty length_m or cable keeps --length-m or --cable.
+struct CableTable {
+  struct Row {
+    unsigned line;
+    std::uint64_t node_guid;
+    unsigned port;
+    std::optional<double> length_m;
+    std::optional<std::string> cable;
+  };
+  std::string file;
+  std::vector<Row> rows;
+};
+/// Reads a cables table; a malformed header or row is a LineError (cable names are checked on import).
+CableTable parse_cable_table(std::string_view text, const std::string& file);
+
 struct ImportOptions {
   std::optional<std::string> switch_profile; ///< absent: inferred per switch from its fastest link speed
   std::optional<std::string> hca_profile;    ///< absent: inferred per HCA likewise
-  double length_m;                           ///< every link's cable length
-  std::string cable;                         ///< every link's cable profile
+  double length_m;                           ///< cable length of every link the cables table does not give
+  std::string cable;                         ///< cable profile of every link the cables table does not give
   std::string name;                          ///< the topology's name
+  std::optional<NodeNameMap> node_names;     ///< names by node GUID, before the node descriptions
+  std::optional<CableTable> cables;          ///< lengths and cable profiles per link
 };
 
 struct ImportResult {
   Topology topology;
-  /// What was inferred (profiles), one line each, for stderr.
+  /// What was inferred (profiles) or taken from side files, one line each, for stderr.
   std::vector<std::string> notes;
+  std::size_t links_with_default_length = 0; ///< links that took ImportOptions::length_m
+  std::size_t links_with_default_cable = 0;  ///< links that took ImportOptions::cable
 };
 
 /// The profiles inferred for a link speed: FDR10 and FDR (and slower) → switchx2-fdr / connectx3-fdr, EDR →

@@ -11,6 +11,7 @@
 // to the line of the node or port they concern.
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -80,6 +81,78 @@ unsigned line_of(const std::string& pointer, const std::vector<unsigned>& node_l
     }
   }
   return 0;
+}
+
+/// "2" or "2.5": a length as the cables file would write it.
+std::string format_length(double length_m) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", length_m);
+  return text;
+}
+
+/// What the cables table says of one link; nullopt where it says nothing.
+struct CableChoice {
+  std::optional<double> length_m;
+  std::optional<std::string> cable;
+  unsigned line = 0; ///< the row that said it
+};
+
+/// Each link's cable from options.cables (rows name an end by node GUID and port; both ends, when given, agree).
+std::vector<CableChoice> cable_choices(const std::vector<Block>& blocks, const std::vector<std::string>& names,
+                                       const std::map<End, Claim>& claims, std::size_t link_count,
+                                       const ImportOptions& options, Catalog& catalog) {
+  std::vector<CableChoice> choices(link_count);
+  if (!options.cables) {
+    return choices;
+  }
+  const CableTable& table = *options.cables;
+  std::unordered_map<std::uint64_t, std::size_t> by_guid;
+  for (std::size_t n = 0; n < blocks.size(); ++n) {
+    by_guid.emplace(blocks[n].guid, n);
+  }
+  std::map<End, unsigned> row_of_end;
+  for (const CableTable::Row& row : table.rows) {
+    const auto node = by_guid.find(row.node_guid);
+    if (node == by_guid.end()) {
+      throw LineError(table.file, row.line, "node_guid: the node GUID of a node of the fabric",
+                      format_guid(row.node_guid));
+    }
+    const End end{node->second, row.port};
+    const auto claim = claims.find(end);
+    if (claim == claims.end()) {
+      throw LineError(table.file, row.line, "a cabled port of " + names[end.node],
+                      "port " + std::to_string(row.port) + ", which has no link");
+    }
+    if (const auto [first, added] = row_of_end.emplace(end, row.line); !added) {
+      throw LineError(table.file, row.line, "each port once",
+                      names[end.node] + " port " + std::to_string(row.port) + " again (line " +
+                          std::to_string(first->second) + ")");
+    }
+    if (row.cable && !catalog.is_cable(*row.cable)) {
+      std::string list;
+      for (const std::string& name : catalog.profile_names("cable")) {
+        list += (list.empty() ? "" : ", ") + name;
+      }
+      throw LineError(table.file, row.line, "cable: a cable profile (" + list + ")", json_quoted(*row.cable));
+    }
+    CableChoice& choice = choices[claim->second.link];
+    // The other end's row, if any, was read first: the two must say the same.
+    const auto said = [](const std::optional<double>& length, const std::optional<std::string>& cable) {
+      return (length ? format_length(*length) + " m" : std::string("no length")) + ", " +
+             (cable ? *cable : std::string("no cable"));
+    };
+    if ((choice.length_m && row.length_m && *choice.length_m != *row.length_m) ||
+        (choice.cable && row.cable && *choice.cable != *row.cable)) {
+      throw LineError(table.file, row.line,
+                      "what line " + std::to_string(choice.line) + " gives for the other end of this link, " +
+                          said(choice.length_m, choice.cable),
+                      said(row.length_m, row.cable));
+    }
+    choice.length_m = choice.length_m ? choice.length_m : row.length_m;
+    choice.cable = choice.cable ? choice.cable : row.cable;
+    choice.line = row.line;
+  }
+  return choices;
 }
 
 } // namespace
@@ -176,11 +249,22 @@ ImportResult import_ibnetdiscover(std::string_view text, const std::string& file
     }
   }
 
-  // Names from descriptions, made unique in file order.
+  // Names from the node name map, else the descriptions, made unique in file order.
   std::vector<std::string> names(blocks.size());
   std::unordered_set<std::string> taken;
+  std::size_t mapped = 0;
   for (std::size_t n = 0; n < blocks.size(); ++n) {
-    std::string base = sanitized(blocks[n].description);
+    std::string base;
+    if (options.node_names) {
+      const auto entry = options.node_names->names.find(blocks[n].guid);
+      if (entry != options.node_names->names.end()) {
+        base = sanitized(entry->second.name);
+        ++mapped;
+      }
+    }
+    if (base.empty()) {
+      base = sanitized(blocks[n].description);
+    }
     if (base.empty()) {
       base = sanitized(blocks[n].id);
     }
@@ -256,19 +340,22 @@ ImportResult import_ibnetdiscover(std::string_view text, const std::string& file
     nodes.push_back(std::move(node));
     node_lines.push_back(b.line);
   }
+  ImportResult result;
+  const std::vector<CableChoice> cables = cable_choices(blocks, names, claims, links.size(), options, catalog);
   json link_array = json::array();
   std::vector<unsigned> link_lines;
-  for (const PendingLink& l : links) {
+  for (std::size_t i = 0; i < links.size(); ++i) {
+    const PendingLink& l = links[i];
+    result.links_with_default_length += cables[i].length_m ? 0 : 1;
+    result.links_with_default_cable += cables[i].cable ? 0 : 1;
     link_array.push_back({{"a", names[l.a.node] + "/" + std::to_string(l.a.port)},
                           {"b", names[l.b.node] + "/" + std::to_string(l.b.port)},
                           {"width", std::string(link::to_string(l.width.value_or(net.width())))},
                           {"speed", std::string(link::to_string(l.speed.value_or(net.speed())))},
-                          {"length_m", options.length_m},
-                          {"cable", options.cable}});
+                          {"length_m", cables[i].length_m.value_or(options.length_m)},
+                          {"cable", cables[i].cable.value_or(options.cable)}});
     link_lines.push_back(l.line);
   }
-
-  ImportResult result;
   const sim::JsonDocument doc{file,
                               json{{"name", options.name.empty() ? "imported" : options.name},
                                    {"nodes", std::move(nodes)},
@@ -283,6 +370,16 @@ ImportResult import_ibnetdiscover(std::string_view text, const std::string& file
       throw; // a profile file's own error
     }
     throw LineError(file, line_of(e.json_pointer(), node_lines, link_lines), e.expected(), e.got());
+  }
+  if (options.node_names) {
+    result.notes.push_back(std::to_string(mapped) + " of " + std::to_string(blocks.size()) + " nodes named by " +
+                           options.node_names->file + " (the rest by their node descriptions)");
+  }
+  if (options.cables) {
+    result.notes.push_back(std::to_string(links.size() - result.links_with_default_length) + " of " +
+                           std::to_string(links.size()) + " link lengths and " +
+                           std::to_string(links.size() - result.links_with_default_cable) + " cable profiles from " +
+                           options.cables->file);
   }
   for (const auto& [key, count] : inferred) {
     const auto& [kind, profile, speed] = key;

@@ -16,7 +16,8 @@ namespace {
 const std::string label = "fuzz-input.ibnetdiscover.txt";
 
 ib::topo::ImportResult import(std::string_view text, ib::topo::Catalog& catalog) {
-  const ib::topo::ImportOptions options{std::nullopt, std::nullopt, 2.0, "copper-dac", "fuzz-input"};
+  const ib::topo::ImportOptions options{std::nullopt, std::nullopt, 2.0,         "copper-dac",
+                                        "fuzz-input", std::nullopt, std::nullopt};
   return ib::topo::import_ibnetdiscover(text, label, options, catalog);
 }
 

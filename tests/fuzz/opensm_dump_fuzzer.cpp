@@ -51,7 +51,8 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   // The fabrics the golden dumps (tools/opensm/golden) were taken on, with their GUIDs.
   for (const char* net : {"ft2", "ft3", "mesh3x3", "ring6"}) {
     const std::string file = fuzz::source_dir() + "/tools/opensm/netfiles/" + net + ".net";
-    const ib::topo::ImportOptions options{std::nullopt, std::nullopt, 2.0, "copper-dac", net};
+    const ib::topo::ImportOptions options{std::nullopt, std::nullopt, 2.0,         "copper-dac",
+                                          net,          std::nullopt, std::nullopt};
     Fabric fabric{ib::topo::import_ibnetdiscover(read_text(file), file, options, catalog).topology, {}};
     for (const ib::topo::Node& node : fabric.topology.nodes())
       if (node.kind == ib::topo::NodeKind::switch_node)

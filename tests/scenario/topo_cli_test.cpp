@@ -287,6 +287,55 @@ TEST_CASE("cli topo import and export: ibnetdiscover round trip and ibsim net fi
   }
 }
 
+TEST_CASE("cli topo import: a live mlx5 fabric with a node name map and a cables table", "[cli][quick]") {
+  const std::string data = source_path("tests/unit/topology/data/");
+  const auto r = run_cli({"topo", "import", data + "mlx5-edr.ibnetdiscover.txt", "--node-name-map",
+                          data + "mlx5-edr.node-name-map", "--cables", data + "mlx5-edr.cables.csv"});
+  CHECK(r.exit_code == 0);
+  CHECK(r.err == "ibnetsim topo import: defaults used: --length-m 2, --cable copper-dac\n"
+                 "ibnetsim topo import: 4 of 5 nodes named by " +
+                     data +
+                     "mlx5-edr.node-name-map (the rest by their node descriptions)\n"
+                     "ibnetsim topo import: 3 of 5 link lengths and 3 cable profiles from " +
+                     data +
+                     "mlx5-edr.cables.csv\n"
+                     "ibnetsim topo import: profile connectx4-edr for 3 HCAs whose fastest link is EDR (inferred; "
+                     "--hca-profile sets it)\n"
+                     "ibnetsim topo import: profile switch-ib2-edr for 2 switches whose fastest link is EDR "
+                     "(inferred; --switch-profile sets it)\n");
+  CHECK_THAT(r.out, Catch::StartsWith("{\n  \"name\": \"mlx5-edr.ibnetdiscover\",\n"));
+  CHECK_THAT(r.out, Catch::Contains("{\"name\": \"cn001\", \"kind\": \"hca\", \"profile\": \"connectx4-edr\", "
+                                    "\"ports\": 1, \"guid\": \"0x98039b0300a1b2c0\", \"port_guids\": "
+                                    "[\"0x98039b0300a1b2c0\"]}"));
+  CHECK_THAT(r.out, Catch::Contains("{\"a\": \"leaf-1_rack_3/35\", \"b\": \"leaf-2_rack_3/35\", \"width\": \"4x\", "
+                                    "\"speed\": \"EDR\", \"length_m\": 30, \"cable\": \"fibre\"}"));
+  // Every link given: no default is stated.
+  const std::string all = write("all.csv", "node_guid,port,length_m,cable\n0x248a0703005e1f40,1,2,copper-dac\n"
+                                           "0x248a0703005e1f40,2,2,copper-dac\n0x248a0703005e1f40,35,9,fibre\n"
+                                           "0x248a0703005e1f40,36,9,fibre\n0x248a0703005e2a80,1,2,copper-dac\n");
+  const auto every = run_cli({"topo", "import", data + "mlx5-edr.ibnetdiscover.txt", "--cables", all});
+  CHECK(every.exit_code == 0);
+  CHECK(every.err.find("defaults used") == std::string::npos);
+  // Bad side files: exit 2 with their file and line.
+  const std::string bad_map = write("bad.map", "0x10 \"ok\"\n0x11 \"open\n");
+  const auto map_error = run_cli({"topo", "import", data + "mlx5-edr.ibnetdiscover.txt", "--node-name-map", bad_map});
+  CHECK(map_error.exit_code == 2);
+  CHECK(map_error.err == "ibnetsim: error: " + bad_map +
+                             ":2: expected a name in double quotes, then nothing but a # comment, got \"0x11 "
+                             "\\\"open\"\n");
+  const std::string bad_cables = write("bad.csv", "node_guid,port,length_m,cable\n0x248a0703005e1f40,7,2,fibre\n");
+  const auto cable_error = run_cli({"topo", "import", data + "mlx5-edr.ibnetdiscover.txt", "--cables", bad_cables});
+  CHECK(cable_error.exit_code == 2);
+  CHECK(cable_error.err == "ibnetsim: error: " + bad_cables +
+                               ":2: expected a cabled port of MF0_leaf1:MSB7800_U1, got port 7, which has "
+                               "no link\n");
+  const auto missing = run_cli({"topo", "import", data + "mlx5-edr.ibnetdiscover.txt", "--cables", "/nonexistent.csv"});
+  CHECK(missing.exit_code == 2);
+  for (const std::string& path : {all, bad_map, bad_cables}) {
+    std::filesystem::remove(path);
+  }
+}
+
 TEST_CASE("cli topo gen: a 3-level fat tree of 8000 hosts", "[cli][quick]") {
   const std::string path = temp_path("ft8k.json");
   const auto r = run_cli({"topo", "gen", "fat-tree", "--k", "20", "--levels", "3", "--switch-profile", "quantum-hdr",

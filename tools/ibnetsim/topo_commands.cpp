@@ -236,8 +236,12 @@ int command_import(const std::vector<std::string>& args, std::ostream& out, std:
       "switch-ib2-edr, HDR quantum-hdr)")(
       "hca-profile", po::value<std::string>(),
       "profile of every HCA (default: inferred likewise: connectx3-fdr, connectx4-edr, connectx6-hdr)")(
-      "length-m", po::value<std::string>(), "cable length of every link, metres (default 2)")(
-      "cable", po::value<std::string>(), "cable profile of every link (default copper-dac)")(
+      "length-m", po::value<std::string>(), "cable length of every link --cables does not give, metres (default 2)")(
+      "cable", po::value<std::string>(), "cable profile of every link --cables does not give (default copper-dac)")(
+      "cables", po::value<std::string>(),
+      "CSV of cables per link end: header node_guid,port,length_m,cable, then one row per end (ibnetdiscover "
+      "does not see cables)")("node-name-map", po::value<std::string>(),
+                              "name nodes by GUID from an infiniband-diags node name map (lines GUID \"name\")")(
       "name", po::value<std::string>(), "the topology's name (default: the file's name without its extension)");
   const std::string usage = text_of(options);
   const Parsed parsed = parse(args, options, 1);
@@ -279,15 +283,22 @@ int command_import(const std::vector<std::string>& args, std::ostream& out, std:
                              o.cable + "'",
                          usage};
   }
-  if (!parsed.values.count("length-m")) {
-    defaults.push_back("--length-m 2");
+  if (const auto map = value_of(parsed, "node-name-map")) {
+    o.node_names = topo::parse_node_name_map(read_text(*map), *map);
   }
-  if (!parsed.values.count("cable")) {
-    defaults.push_back("--cable copper-dac");
+  if (const auto cables = value_of(parsed, "cables")) {
+    o.cables = topo::parse_cable_table(read_text(*cables), *cables);
   }
   const std::string stem = std::filesystem::path(path).stem().string();
   o.name = value_of(parsed, "name").value_or(stem.empty() ? "imported" : stem);
   const topo::ImportResult result = topo::import_ibnetdiscover(read_text(path), path, o, catalog);
+  // A default is stated only when some link took it (a --cables file may give every link's).
+  if (!parsed.values.count("length-m") && result.links_with_default_length > 0) {
+    defaults.push_back("--length-m 2");
+  }
+  if (!parsed.values.count("cable") && result.links_with_default_cable > 0) {
+    defaults.push_back("--cable copper-dac");
+  }
   if (!defaults.empty()) {
     err << "ibnetsim topo import: defaults used: " << joined(defaults) << "\n";
   }

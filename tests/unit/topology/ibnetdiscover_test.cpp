@@ -85,7 +85,7 @@ std::string fixture(const std::string& name) {
 }
 
 topo::ImportOptions options() {
-  return topo::ImportOptions{std::nullopt, std::nullopt, 2, "copper-dac", "imported"};
+  return topo::ImportOptions{std::nullopt, std::nullopt, 2, "copper-dac", "imported", std::nullopt, std::nullopt};
 }
 
 topo::ImportResult import(const std::string& text, const topo::ImportOptions& o = options()) {
@@ -246,6 +246,87 @@ TEST_CASE("topology::import_ibnetdiscover: a port beyond the profile's count, an
   CHECK(import_error(replaced(hdr, "lid 4 lmc 0 \"MF0;leaf \"A\" #1:MQM8700/U1\" lid 1 4xHDR",
                               "lid 4 lmc 0 \"MF0;leaf \"A\" #1:MQM8700/U1\" lid 1 4xEDR")) ==
         "net.txt:40: expected the width and speed line 21 gives, 4xHDR, got 4xEDR");
+}
+
+TEST_CASE("topology::import_ibnetdiscover: names from a node name map, cables from a cables table",
+          "[topology][quick]") {
+  auto o = options();
+  o.node_names = topo::parse_node_name_map(fixture("mlx5-edr.node-name-map"), "map");
+  o.cables = topo::parse_cable_table(fixture("mlx5-edr.cables.csv"), "cables.csv");
+  const topo::ImportResult r = import(fixture("mlx5-edr.ibnetdiscover.txt"), o);
+  const topo::Topology& t = r.topology;
+  std::vector<std::string> names;
+  for (const topo::Node& n : t.nodes()) {
+    names.push_back(n.name);
+  }
+  CHECK(names == std::vector<std::string>{"leaf-1_rack_3", "leaf-2_rack_3", "cn001", "cn002", "node03_mlx5_0"});
+  REQUIRE(t.link_count() == 5);
+  const auto cable = [&](std::uint32_t l) {
+    return std::to_string(t.link(l).length_m).substr(0, 4) + " " + t.link(l).cable;
+  };
+  CHECK(cable(0) == "1.50 copper-dac"); // from the HCA's end
+  CHECK(cable(1) == "3.00 copper-dac"); // the length from the table, the cable --cable's
+  CHECK(cable(2) == "30.0 fibre");      // both ends given, alike
+  CHECK(cable(3) == "2.00 fibre");
+  CHECK(cable(4) == "2.00 copper-dac"); // not in the table
+  CHECK(r.links_with_default_length == 2);
+  CHECK(r.links_with_default_cable == 2);
+  CHECK(r.notes.at(0) == "4 of 5 nodes named by map (the rest by their node descriptions)");
+  CHECK(r.notes.at(1) == "3 of 5 link lengths and 3 cable profiles from cables.csv");
+}
+
+TEST_CASE("topology::parse_node_name_map and parse_cable_table: bad lines name the file and line",
+          "[topology][quick]") {
+  const auto map_error = [](const std::string& text) {
+    try {
+      (void)topo::parse_node_name_map(text, "map");
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(map_error("# ok\n0x10 \"a\"\nxyz \"b\"\n") ==
+        "map:3: expected a node GUID and its name, as in 0x0008f10400411a08 \"SW1 (Rack 3)\", got \"xyz \\\"b\\\"\"");
+  CHECK(map_error("0x10 \"a\" b\n") == "map:1: expected a name in double quotes, then nothing but a # comment, got "
+                                       "\"0x10 \\\"a\\\" b\"");
+  CHECK(map_error("0x10 \"a\"\n0x10 \"b\"\n") ==
+        "map:2: expected each GUID once, got 0x0000000000000010 again (line 1)");
+  CHECK(map_error("0x10\n") == "map:1: expected a node GUID and its name, as in 0x0008f10400411a08 \"SW1 (Rack 3)\", "
+                               "got \"0x10\"");
+  const auto cable_error = [](const std::string& text) {
+    try {
+      (void)topo::parse_cable_table(text, "c.csv");
+    } catch (const sim::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(cable_error("guid,port,length_m,cable\n") ==
+        "c.csv:1: expected a header line node_guid,port,length_m,cable (each column once, any order), got "
+        "\"guid,port,length_m,cable\"");
+  CHECK(cable_error("# none\n") == "c.csv:1: expected a header line node_guid,port,length_m,cable, got no header");
+  CHECK(cable_error("port,node_guid,cable,length_m\n1,0x10,fibre,-3\n") ==
+        "c.csv:2: expected length_m: a length in metres, > 0 and <= 1000000, or nothing, got \"-3\"");
+  CHECK(cable_error("node_guid,port,length_m,cable\n0x10,0,2,fibre\n") ==
+        "c.csv:2: expected port: a port number in [1, 254], got \"0\"");
+  CHECK(cable_error("node_guid,port,length_m,cable\n0x10,1,2\n") ==
+        "c.csv:2: expected 4 comma-separated cells (node_guid,port,length_m,cable), got 3 in \"0x10,1,2\"");
+  // Rows the fabric contradicts, on import.
+  const auto import_with = [](const std::string& cables) {
+    auto o = options();
+    o.cables = topo::parse_cable_table("node_guid,port,length_m,cable\n" + cables, "c.csv");
+    return import_error(fixture("mlx5-edr.ibnetdiscover.txt"), o);
+  };
+  CHECK(import_with("0x77,1,2,fibre\n") ==
+        "c.csv:2: expected node_guid: the node GUID of a node of the fabric, got 0x0000000000000077");
+  CHECK(import_with("0x248a0703005e1f40,3,2,fibre\n") ==
+        "c.csv:2: expected a cabled port of MF0_leaf1:MSB7800_U1, got port 3, which has no link");
+  CHECK(import_with("0x248a0703005e1f40,1,2,optical\n") ==
+        "c.csv:2: expected cable: a cable profile (copper-dac, fibre), got \"optical\"");
+  CHECK(import_with("0x248a0703005e1f40,35,20,fibre\n0x248a0703005e2a80,35,30,fibre\n") ==
+        "c.csv:3: expected what line 2 gives for the other end of this link, 20 m, fibre, got 30 m, fibre");
+  CHECK(import_with("0x248a0703005e1f40,35,20,fibre\n0x248a0703005e1f40,35,20,fibre\n") ==
+        "c.csv:3: expected each port once, got MF0_leaf1:MSB7800_U1 port 35 again (line 2)");
 }
 
 TEST_CASE("topology::import_ibnetdiscover: grouped output (ibnetdiscover -g) with external port numbers",
