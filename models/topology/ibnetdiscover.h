@@ -3,7 +3,8 @@
 // of ibnetdiscover output, so one parser reads both: Switch/Ca/Hca blocks, their port lines, and the
 // switchguid=/caguid=/sysimgguid= lines that set GUIDs (ibsim's rule: each sets the next node's GUID, and later
 // nodes of that kind count up from it). Names come from the node descriptions, widths and speeds from the port
-// lines ("4xEDR"), profiles from options or the fastest link speed, cables from options.
+// lines ("4xEDR"), profiles from options or the fastest link speed, cables from options or a cables table. The
+// ports report of ibnetdiscover -p (one line per port) is read too, and a node name map names nodes by GUID.
 #pragma once
 
 #include <cstdint>

@@ -83,6 +83,39 @@ unsigned line_of(const std::string& pointer, const std::vector<unsigned>& node_l
   return 0;
 }
 
+/// The port count of a node whose file does not give one (a ports report's switches): its profile's, or nullopt
+/// when the profile is unknown (the loader reports that). A port beyond it is an error at the first line with it.
+std::optional<unsigned> profile_ports(const std::vector<Block>& blocks, std::size_t n, const std::string& profile,
+                                      const std::string& file, Catalog& catalog) {
+  const Block& b = blocks[n];
+  const auto caps = catalog.capabilities(b.kind, profile);
+  if (!caps) {
+    return std::nullopt;
+  }
+  const unsigned count = caps->port_count;
+  if (b.ports <= count) {
+    return count;
+  }
+  unsigned line = 0;
+  unsigned port = b.ports;
+  for (const Block& other : blocks) {
+    for (const PortLine& p : other.port_lines) {
+      const std::optional<unsigned> mine = &other == &b          ? std::optional(p.port)
+                                           : p.remote_id == b.id ? std::optional(p.remote_port)
+                                                                 : std::nullopt;
+      if (mine && *mine > count && (line == 0 || p.line < line)) {
+        line = p.line;
+        port = *mine;
+      }
+    }
+  }
+  const std::string ports = std::to_string(count) + (count == 1 ? " port" : " ports");
+  throw LineError(file, line == 0 ? b.line : line,
+                  "a port of " + json_quoted(b.id) + " in [1, " + std::to_string(count) + "] (profile " + profile +
+                      " has " + ports + ")",
+                  "port " + std::to_string(port));
+}
+
 /// "2" or "2.5": a length as the cables file would write it.
 std::string format_length(double length_m) {
   char text[32];
@@ -313,24 +346,33 @@ ImportResult import_ibnetdiscover(std::string_view text, const std::string& file
       profile = *guess;
       ++inferred[{b.kind, profile, speed}];
     }
+    unsigned ports = b.ports;
+    if (b.ports_from_profile) {
+      ports = profile_ports(blocks, n, profile, file, catalog).value_or(ports);
+    }
     json node = {{"name", names[n]},
                  {"kind", sw ? "switch" : "hca"},
                  {"profile", profile},
-                 {"ports", b.ports},
+                 {"ports", ports},
                  {"guid", format_guid(b.guid)}};
     if (b.system_image_guid != b.guid) {
       node["system_image_guid"] = format_guid(b.system_image_guid);
     }
-    std::vector<std::uint64_t> port_guids = default_port_guids(b.kind, b.guid, b.ports);
+    std::vector<std::uint64_t> port_guids = default_port_guids(b.kind, b.guid, ports);
     if (sw && b.port0_guid) {
       port_guids[0] = *b.port0_guid;
+    }
+    for (const auto& [port, guid] : b.port_guids) {
+      if (!sw) {
+        port_guids[port - 1] = guid;
+      }
     }
     for (const PortLine& p : b.port_lines) {
       if (!sw && p.guid) {
         port_guids[p.port - 1] = *p.guid;
       }
     }
-    if (port_guids != default_port_guids(b.kind, b.guid, b.ports)) {
+    if (port_guids != default_port_guids(b.kind, b.guid, ports)) {
       json guids = json::array();
       for (const std::uint64_t g : port_guids) {
         guids.push_back(format_guid(g));

@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
+#include <map>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -236,8 +239,9 @@ private:
     if (!id || id->empty()) {
       fail("a quoted node id after the port count, as in Switch 36 \"S-0002c90200487730\"", json_quoted(line));
     }
-    Block block{line_,        kind, static_cast<unsigned>(*ports), std::string(*id), description(c.rest()), 0, 0,
-                std::nullopt, {}};
+    Block block{
+        line_, kind, static_cast<unsigned>(*ports), std::string(*id), description(c.rest()), 0, 0, std::nullopt, {},
+        false, {}};
     block.guid = next_guid(kind);
     if (block.guid == 0) {
       fail("a node GUID (from a switchguid= or caguid= line) other than 0", "GUID 0");
@@ -365,9 +369,229 @@ private:
   NetDefaults net_;
 };
 
+// ---- ports report (ibnetdiscover -p) -----------------------------------------------------------------------
+// One line per port that has a link, each link so twice, one from each end:
+//   CA   134  1 0x7cfe9003003b4bde 4x EDR - SW  1719 10 0x7cfe9003009ce5b0 ( 'o0001 HCA-1' - 'ib-i1l1s01' )
+// node type, LID, port, port GUID, width, speed, then the remote end likewise and both node descriptions. Port
+// counts and CA node GUIDs are not printed. A switch's ports all show its one port GUID, which is its node GUID;
+// a CA is the ports with one description whose GUID minus port number agree (mlx4: port p = node GUID + p; mlx5:
+// one port per CA), and takes its lowest port's GUID as its node GUID.
+
+/// One end as a ports report line gives it.
+struct ReportEnd {
+  NodeKind kind;
+  unsigned port;
+  std::uint64_t guid;
+  std::string description;
+};
+
+struct ReportLine {
+  unsigned line;
+  ReportEnd local;
+  std::optional<ReportEnd> remote;
+  link::Width width;
+  link::Speed speed;
+};
+
+/// True when `line` opens a ports report line: "CA", "SW" or "RT", blanks, a LID.
+bool is_report_line(std::string_view line) {
+  if (!(line.starts_with("CA") || line.starts_with("SW") || line.starts_with("RT"))) {
+    return false;
+  }
+  const std::size_t digit = line.find_first_not_of(" \t", 2);
+  return digit > 2 && digit != std::string_view::npos && line[digit] >= '0' && line[digit] <= '9';
+}
+
+class ReportParser {
+public:
+  ReportParser(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+
+  ParsedNet parse() {
+    std::vector<ReportLine> lines;
+    std::size_t start = 0;
+    while (start < text_.size()) {
+      std::size_t end = text_.find('\n', start);
+      if (end == std::string_view::npos) {
+        end = text_.size();
+      }
+      ++line_;
+      std::string_view line = text_.substr(start, end - start);
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
+        line.remove_suffix(1);
+      }
+      start = end + 1;
+      if (line.empty() || line[0] == '#') {
+        continue;
+      }
+      lines.push_back(report_line(line));
+    }
+    return nodes(lines);
+  }
+
+private:
+  [[noreturn]] void fail(std::string expected, std::string got) const {
+    throw LineError(file_, line_, std::move(expected), std::move(got));
+  }
+
+  /// "CA   134  1 0x7cfe9003003b4bde": a node type, a LID, a port and a port GUID.
+  ReportEnd end(Cursor& c, std::string_view line) const {
+    ReportEnd e{NodeKind::hca, 0, 0, ""};
+    if (c.take("SW")) {
+      e.kind = NodeKind::switch_node;
+    } else if (c.take("RT")) {
+      fail("a CA or SW port (routers are not modelled)", json_quoted(line));
+    } else if (!c.take("CA")) {
+      fail("a port of a CA or SW node", json_quoted(line));
+    }
+    c.skip_space();
+    const auto lid = c.number(10);
+    c.skip_space();
+    const auto port = c.number(10);
+    c.skip_space();
+    const auto guid = c.take("0x") ? c.number(16) : std::nullopt;
+    if (!lid || !port || !guid || *port < 1 || *port > max_port_count || *guid == 0) {
+      fail("a ports report line: type, LID, port in [1, " + std::to_string(max_port_count) +
+               "] and port GUID, as in CA 134 1 0x7cfe9003003b4bde 4x EDR - SW 1719 10 0x7cfe9003009ce5b0 ( 'a' - "
+               "'b' )",
+           json_quoted(line));
+    }
+    e.port = static_cast<unsigned>(*port);
+    e.guid = *guid;
+    return e;
+  }
+
+  std::string_view token(Cursor& c) const {
+    c.skip_space();
+    const std::size_t from = c.at;
+    while (!c.done() && c.peek() != ' ' && c.peek() != '\t') {
+      ++c.at;
+    }
+    return c.text.substr(from, c.at - from);
+  }
+
+  ReportLine report_line(std::string_view line) {
+    if (!is_report_line(line)) {
+      fail("a ports report line (ibnetdiscover -p): CA or SW, LID, port, GUID, width, speed, the remote port and "
+           "the descriptions",
+           json_quoted(line));
+    }
+    Cursor c{line, 0};
+    ReportLine r{line_, end(c, line), std::nullopt, link::Width::x4, link::Speed::sdr};
+    const std::string_view width = token(c);
+    const std::string_view speed = token(c);
+    const auto w = link::parse_width(width);
+    const auto s = link::parse_speed(speed);
+    if (!w || !s) {
+      fail("a link width and speed such as 4x EDR (widths 1x, 2x, 4x, 8x, 12x; speeds SDR to NDR)",
+           json_quoted(std::string(width) + " " + std::string(speed)));
+    }
+    r.width = *w;
+    r.speed = *s;
+    c.skip_space();
+    if (c.take('-')) {
+      c.skip_space();
+      r.remote = end(c, line);
+    }
+    // "( 'local description' - 'remote description' )": from the first "'" to the last; descriptions may hold
+    // anything but the separator "' - '", which is taken at its first appearance.
+    c.skip_space();
+    const std::string_view rest = c.rest();
+    const std::size_t open = rest.find('\'');
+    const std::size_t close = rest.rfind('\'');
+    if (!rest.starts_with("(") || !rest.ends_with(")") || open == std::string_view::npos || close <= open) {
+      fail("the node descriptions in parentheses, as in ( 'o0001 HCA-1' - 'ib-i1l1s01' )", json_quoted(line));
+    }
+    const std::string_view inside = rest.substr(open + 1, close - open - 1);
+    const std::size_t separator = inside.find("' - '");
+    if (r.remote && separator == std::string_view::npos) {
+      fail("both node descriptions, as in ( 'o0001 HCA-1' - 'ib-i1l1s01' )", json_quoted(line));
+    }
+    r.local.description = std::string(r.remote ? inside.substr(0, separator) : inside);
+    if (r.remote) {
+      r.remote->description = std::string(inside.substr(separator + 5));
+    }
+    return r;
+  }
+
+  /// The node of an end: a switch by its GUID, a CA by its description and GUID minus port number.
+  using Key = std::tuple<NodeKind, std::string, std::uint64_t>;
+  static Key key_of(const ReportEnd& e) {
+    if (e.kind == NodeKind::switch_node) {
+      return {e.kind, "", e.guid};
+    }
+    return {e.kind, e.description, e.guid - e.port};
+  }
+
+  ParsedNet nodes(const std::vector<ReportLine>& lines) const {
+    std::map<Key, std::size_t> index;
+    std::vector<Block> blocks;
+    std::vector<unsigned> lowest_port;
+    const auto node_of = [&](const ReportEnd& e, unsigned line) {
+      const auto [it, added] = index.emplace(key_of(e), blocks.size());
+      if (added) {
+        blocks.push_back(Block{line, e.kind, 0, "", e.description, e.guid, 0, std::nullopt, {}, true, {}});
+        lowest_port.push_back(e.port);
+      }
+      Block& b = blocks[it->second];
+      b.ports = std::max(b.ports, e.port);
+      if (e.kind == NodeKind::hca) {
+        b.port_guids[e.port] = e.guid;
+        if (e.port < lowest_port[it->second]) {
+          lowest_port[it->second] = e.port;
+          b.guid = e.guid;
+        }
+      }
+      return it->second;
+    };
+    for (const ReportLine& r : lines) {
+      node_of(r.local, r.line);
+      if (r.remote) {
+        node_of(*r.remote, r.line);
+      }
+    }
+    for (Block& b : blocks) {
+      b.system_image_guid = b.guid;
+      char id[24];
+      std::snprintf(id, sizeof id, "%c-%016llx", b.kind == NodeKind::switch_node ? 'S' : 'H',
+                    static_cast<unsigned long long>(b.guid));
+      b.id = id;
+      // A CA's port count is what the report shows; a switch's is its profile's, which the importer checks.
+      b.ports_from_profile = b.kind == NodeKind::switch_node;
+    }
+    for (const ReportLine& r : lines) {
+      if (!r.remote) {
+        continue; // a port without a link
+      }
+      Block& local = blocks[index.at(key_of(r.local))];
+      const Block& remote = blocks[index.at(key_of(*r.remote))];
+      local.port_lines.push_back(PortLine{r.line, r.local.port, remote.id, r.remote->port,
+                                          r.local.kind == NodeKind::hca ? std::optional(r.local.guid) : std::nullopt,
+                                          r.width, r.speed});
+    }
+    return ParsedNet{std::move(blocks), NetDefaults{}};
+  }
+
+  std::string_view text_;
+  const std::string& file_;
+  unsigned line_ = 0;
+};
+
 } // namespace
 
 ParsedNet parse(std::string_view text, const std::string& file) {
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    const std::string_view line = text.substr(start, end - start);
+    start = end + 1;
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    if (first == std::string_view::npos || line[first] == '#') {
+      continue;
+    }
+    if (is_report_line(line)) {
+      return ReportParser(text, file).parse();
+    }
+    break;
+  }
   return Parser(text, file).parse();
 }
 

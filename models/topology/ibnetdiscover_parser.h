@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,11 @@ struct Block {
   std::uint64_t system_image_guid;
   std::optional<std::uint64_t> port0_guid;
   std::vector<PortLine> port_lines;
+  /// Set for nodes of a ports report (ibnetdiscover -p), which does not print port counts: `ports` is then the
+  /// highest port seen and a switch has its profile's count.
+  bool ports_from_profile = false;
+  /// HCA port GUIDs seen elsewhere than on this node's own port lines (a ports report's remote ends).
+  std::map<unsigned, std::uint64_t> port_guids;
 };
 
 /// ibsim's link defaults (sim.h DEFAULT_LINKWIDTH 4x, DEFAULT_LINKSPEED SDR, no extended speed) and the net
@@ -55,7 +61,8 @@ struct ParsedNet {
   NetDefaults net;
 };
 
-/// Parses `text`, labelled `file` in LineErrors.
+/// Parses `text`, labelled `file` in LineErrors: ibnetdiscover output (plain or -g), an ibsim net file, or an
+/// ibnetdiscover ports report (-p), told apart by the first line that is not blank or a comment.
 ParsedNet parse(std::string_view text, const std::string& file);
 
 /// `s` as a JSON string literal, for messages.

@@ -309,6 +309,12 @@ TEST_CASE("cli topo import: a live mlx5 fabric with a node name map and a cables
                                     "[\"0x98039b0300a1b2c0\"]}"));
   CHECK_THAT(r.out, Catch::Contains("{\"a\": \"leaf-1_rack_3/35\", \"b\": \"leaf-2_rack_3/35\", \"width\": \"4x\", "
                                     "\"speed\": \"EDR\", \"length_m\": 30, \"cable\": \"fibre\"}"));
+  // The same fabric as a ports report (ibnetdiscover -p): the same nodes and links.
+  const auto report = run_cli({"topo", "import", data + "mlx5-edr.ports.txt", "--node-name-map",
+                               data + "mlx5-edr.node-name-map", "--cables", data + "mlx5-edr.cables.csv"});
+  CHECK(report.exit_code == 0);
+  CHECK_THAT(report.out, Catch::Contains("{\"a\": \"leaf-1_rack_3/35\", \"b\": \"leaf-2_rack_3/35\", \"width\": "
+                                         "\"4x\", \"speed\": \"EDR\", \"length_m\": 30, \"cable\": \"fibre\"}"));
   // Every link given: no default is stated.
   const std::string all = write("all.csv", "node_guid,port,length_m,cable\n0x248a0703005e1f40,1,2,copper-dac\n"
                                            "0x248a0703005e1f40,2,2,copper-dac\n0x248a0703005e1f40,35,9,fibre\n"

@@ -329,6 +329,53 @@ TEST_CASE("topology::parse_node_name_map and parse_cable_table: bad lines name t
         "c.csv:3: expected each port once, got MF0_leaf1:MSB7800_U1 port 35 again (line 2)");
 }
 
+TEST_CASE("topology::import_ibnetdiscover: a ports report (ibnetdiscover -p) gives the same fabric",
+          "[topology][quick]") {
+  const topo::ImportResult r = import(fixture("mlx5-edr.ports.txt"));
+  CHECK(graph(r.topology) == graph(import(fixture("mlx5-edr.ibnetdiscover.txt")).topology));
+  CHECK(r.topology.node(*r.topology.find("MF0_leaf1:MSB7800_U1")).port_count == 36); // the profile's
+  // mlx4 numbering (port p = node GUID + p): one dual-port CA, named by its lowest port's GUID; one port per line.
+  const std::string mlx4 =
+      "# ibnetdiscover -p\n"
+      "CA    12  1 0x0002c903000f3a11 4x FDR - SW     1  7 0x0002c90200487730 ( 'node01 HCA-1' - 'sw a' )\n"
+      "CA    13  2 0x0002c903000f3a12 4x FDR - SW     1  8 0x0002c90200487730 ( 'node01 HCA-1' - 'sw a' )\n"
+      "CA    14  1 0x0002c903000f3b21 4x FDR - SW     1  9 0x0002c90200487730 ( 'it's \"odd\" # - ok' - 'sw a' )\n";
+  const topo::Topology t = import(mlx4).topology;
+  REQUIRE(t.node_count() == 3);
+  REQUIRE(t.link_count() == 3);
+  CHECK(t.node(0).name == "node01_HCA-1");
+  CHECK(t.node(0).port_count == 2);
+  CHECK(t.node(0).node_guid == 0x2c903000f3a11u);
+  CHECK(t.node(0).port_guids == std::vector<std::uint64_t>{0x2c903000f3a11u, 0x2c903000f3a12u});
+  CHECK(t.node(1).name == "sw_a");
+  CHECK(t.node(1).kind == NodeKind::switch_node);
+  CHECK(t.node(1).profile == "switchx2-fdr");
+  CHECK(t.node(2).name == "it_s_odd_-_ok");
+  CHECK(t.peer(0, 2) == topo::PortRef{1, 8});
+  // Errors at their lines.
+  CHECK(import_error(mlx4 +
+                     "CA    15  1 0x0002c903000f3c31 4x FDR - SW     1 37 0x0002c90200487730 ( 'x' - 'sw a' )\n") ==
+        "net.txt:5: expected a port of \"S-0002c90200487730\" in [1, 36] (profile switchx2-fdr has 36 ports), got "
+        "port 37");
+  CHECK(import_error(mlx4 + "SW     1  7 0x0002c90200487730 4x EDR - CA    12  1 0x0002c903000f3a11 ( 'sw a' - "
+                            "'node01 HCA-1' )\n") ==
+        "net.txt:5: expected the width and speed line 2 gives, 4xFDR, got 4xEDR");
+  CHECK(import_error(mlx4 + "CA    15  1 0x0002c903000f3c31 4x FDR - SW     1 10 ( 'x' - 'sw a' )\n") ==
+        "net.txt:5: expected a ports report line: type, LID, port in [1, 254] and port GUID, as in CA 134 1 "
+        "0x7cfe9003003b4bde 4x EDR - SW 1719 10 0x7cfe9003009ce5b0 ( 'a' - 'b' ), got \"CA    15  1 "
+        "0x0002c903000f3c31 4x FDR - SW     1 10 ( 'x' - 'sw a' )\"");
+  CHECK(import_error(mlx4 + "CA    15  1 0x0002c903000f3c31 4x FDR - SW     1 10 0x0002c90200487730\n") ==
+        "net.txt:5: expected the node descriptions in parentheses, as in ( 'o0001 HCA-1' - 'ib-i1l1s01' ), got "
+        "\"CA    15  1 0x0002c903000f3c31 4x FDR - SW     1 10 0x0002c90200487730\"");
+  CHECK(import_error(mlx4 + "Switch 36 \"S-1\"\n") ==
+        "net.txt:5: expected a ports report line (ibnetdiscover -p): CA or SW, LID, port, GUID, width, speed, the "
+        "remote port and the descriptions, got \"Switch 36 \\\"S-1\\\"\"");
+  CHECK(import_error(mlx4 +
+                     "RT     9  1 0x0002c903000f3c31 4x FDR - SW     1 10 0x0002c90200487730 ( 'r' - 'sw a' )\n") ==
+        "net.txt:5: expected a CA or SW port (routers are not modelled), got \"RT     9  1 0x0002c903000f3c31 4x FDR - "
+        "SW     1 10 0x0002c90200487730 ( 'r' - 'sw a' )\"");
+}
+
 TEST_CASE("topology::import_ibnetdiscover: grouped output (ibnetdiscover -g) with external port numbers",
           "[topology][quick]") {
   const std::string grouped = R"(#
