@@ -2,7 +2,8 @@
 // import`): ib::topo::import_ibnetdiscover with the options `topo import` defaults to (profiles inferred from link
 // speeds, 2 m copper-dac cables); then, for a fabric that imports, the topology file `topo import` writes
 // (to_json_text), which must read back equal, and the exports back to the text formats (export_ibnetdiscover,
-// export_ibsim_net), each imported again. Bad input must be a sim::InputError (a LineError naming the line).
+// export_ibsim_net), each imported again. The same bytes are also read as the side files `topo import` takes (a
+// node name map, a cables table). Bad input must be a sim::InputError (a LineError naming the line).
 #include <optional>
 #include <string>
 
@@ -29,6 +30,8 @@ extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  fuzz::expect_input_errors([&] { (void)ib::topo::parse_node_name_map(fuzz::text(data, size), "fuzz.map"); });
+  fuzz::expect_input_errors([&] { (void)ib::topo::parse_cable_table(fuzz::text(data, size), "fuzz.csv"); });
   fuzz::expect_input_errors([&] {
     ib::topo::ProfileCatalog& catalog = fuzz::shared_catalog();
     const ib::topo::Topology topology = import(fuzz::text(data, size), catalog).topology;

@@ -65,8 +65,8 @@ def main() -> int:
         add("profile", path)
     for path in sorted(root.glob("tools/opensm/netfiles/*.net")) + sorted(root.glob("tools/opensm/golden/*/ibnetdiscover.txt")):
         add("ibnetdiscover", path)
-    # Hand-written live-fabric fixtures: mlx5 GUIDs, -g headers, dual-port CAs, a ports report (-p).
-    for path in sorted(root.glob("tests/unit/topology/data/*.txt")):
+    # Hand-written live-fabric fixtures (mlx5 GUIDs, -g headers, dual-port CAs, a ports report) and side files.
+    for path in sorted(root.glob("tests/unit/topology/data/*")):
         add("ibnetdiscover", path)
     for pattern in ("tools/opensm/golden/*/opensm-lfts.dump", "tools/opensm/golden/*/dump_lfts.txt"):
         for path in sorted(root.glob(pattern)):
