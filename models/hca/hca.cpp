@@ -70,17 +70,17 @@ void Hca::set_sl_to_vl(std::uint8_t port_number, const std::array<std::uint8_t, 
   p.sl_to_vl_set = true;
 }
 
-Hca::Qp* Hca::find_qp(std::uint32_t qpn) {
+Qp* Hca::find_qp(std::uint32_t qpn) {
   const std::uint32_t index = qpn - 2;
   return qpn >= 2 && index < qps_.size() ? &qps_[index] : nullptr;
 }
-Hca::Qp& Hca::qp_by_qpn(std::uint32_t qpn) {
+Qp& Hca::qp_by_qpn(std::uint32_t qpn) {
   Qp* qp = find_qp(qpn);
   if (qp == nullptr)
     throw std::invalid_argument("no QP " + std::to_string(qpn));
   return *qp;
 }
-const Hca::Qp& Hca::qp_by_qpn(std::uint32_t qpn) const {
+const Qp& Hca::qp_by_qpn(std::uint32_t qpn) const {
   return const_cast<Hca*>(this)->qp_by_qpn(qpn);
 }
 std::uint32_t Hca::qp_count() const {
@@ -126,7 +126,7 @@ QpCounters Hca::totals() const {
   return t;
 }
 
-Hca::DmaHandle Hca::new_op(const sim::Simulator& sim, std::uint8_t purpose, std::uint32_t qp) {
+DmaHandle Hca::new_op(const sim::Simulator& sim, std::uint8_t purpose, std::uint32_t qp) {
   const DmaHandle h = ops_.acquire();
   ops_[h].purpose = static_cast<Purpose>(purpose);
   ops_[h].qp = qp;

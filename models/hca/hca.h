@@ -114,6 +114,17 @@ struct PcieCounters {
   std::uint64_t qp_context_reads = 0; ///< QP-context cache misses, each a DMA read of the context
 };
 
+// The model's own state (hca_state.h) and its pipeline stages; not for other models.
+struct Qp;
+struct RecvQueue;
+struct SharedRecvQueue;
+struct Cq;
+struct PortState;
+struct TxEntry;
+struct DmaOp;
+using TxHandle = sim::Handle<TxEntry>;
+using DmaHandle = sim::Handle<DmaOp>;
+
 class Hca : public pcie::BusClient {
 public:
   enum class Kind : std::uint8_t {
@@ -217,16 +228,6 @@ public:
   void mmio_arrived(sim::Simulator& sim, std::uint32_t token) override;
 
 private:
-  struct Qp;
-  struct RecvQueue;
-  struct SharedRecvQueue;
-  struct Cq;
-  struct PortState;
-  struct TxEntry;
-  struct DmaOp;
-  using TxHandle = sim::Handle<TxEntry>;
-  using DmaHandle = sim::Handle<DmaOp>;
-
   // hca.cpp: wiring, events, the transmit side of the ports.
   Qp& qp_by_qpn(std::uint32_t qpn);
   const Qp& qp_by_qpn(std::uint32_t qpn) const;

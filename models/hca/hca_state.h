@@ -63,7 +63,7 @@ struct AtomicResult {
 /// A receive queue: its WQEs in host memory as the driver posts them, and the HCA's cache of those it has read
 /// ahead (docs/models/hca.md, "Receive queues"). A QP's own, or a shared one (SRQ) that its QPs take WQEs from in the
 /// order their messages are accepted. Indices count WQEs since creation; slot = index modulo depth.
-struct Hca::RecvQueue {
+struct RecvQueue {
   std::uint32_t depth = 0;
   std::uint64_t address = 0;
   std::vector<verbs::RecvWr> ring;
@@ -81,7 +81,7 @@ struct Hca::RecvQueue {
 
 /// What only a shared receive queue has: the QPs that take from it, which slots hold WQEs not yet completed (they
 /// complete out of order), and its limit event.
-struct Hca::SharedRecvQueue {
+struct SharedRecvQueue {
   std::uint32_t rq = 0; ///< its queue in recv_queues_
   std::vector<std::uint8_t> busy;
   std::vector<std::uint32_t> attached;
@@ -158,7 +158,7 @@ struct Responder {
 };
 
 /// A QP: what the driver set up, its send queue, and the adapter's requester and responder state for it.
-struct Hca::Qp {
+struct Qp {
   verbs::QpType type = verbs::QpType::rc;
   verbs::QpState state = verbs::QpState::reset;
   std::uint32_t qpn = 0;
@@ -188,7 +188,7 @@ struct CqEntry {
   bool is_send = false;
 };
 
-struct Hca::Cq {
+struct Cq {
   std::uint32_t depth = 0;
   std::uint64_t address = 0;
   std::vector<CqEntry> ring;
@@ -199,7 +199,7 @@ struct Hca::Cq {
   sim::Signal* signal = nullptr;
 };
 
-struct Hca::TxEntry {
+struct TxEntry {
   link::PacketHandle packet;
   std::uint32_t qp_index = 0;
   std::uint32_t generation = 0;
@@ -211,7 +211,7 @@ struct Hca::TxEntry {
   bool last_of_message = false;
 };
 
-struct Hca::PortState {
+struct PortState {
   link::Port port;
   std::uint16_t lid = 0;
   std::uint8_t index = 0;
@@ -228,7 +228,7 @@ struct Hca::PortState {
   std::uint32_t wake_generation = 0;
 };
 
-struct Hca::DmaOp {
+struct DmaOp {
   Purpose purpose = Purpose::doorbell;
   std::uint32_t qp = 0;
   std::uint32_t count = 0; ///< WQEs fetched; doorbell: the producer index it announces
