@@ -10,15 +10,7 @@
 namespace ib::hca {
 
 std::uint32_t Hca::create_cq(std::uint32_t depth, sim::Signal* signal) {
-  if (depth == 0)
-    throw std::invalid_argument("a CQ needs at least one entry");
-  Cq cq;
-  cq.depth = depth;
-  cq.address = memory_.allocate(std::uint64_t{depth} * params_.cqe_bytes);
-  cq.ring.resize(depth);
-  cq.signal = signal;
-  cqs_.push_back(std::move(cq));
-  return static_cast<std::uint32_t>(cqs_.size() - 1);
+  return completions_.create_cq(depth, signal);
 }
 
 std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq,
@@ -32,7 +24,7 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   if (caps.max_inline_data > params_.max_inline_data_bytes)
     throw std::invalid_argument("max_inline_data above the device's " + std::to_string(params_.max_inline_data_bytes) +
                                 " bytes");
-  if (send_cq >= cqs_.size() || recv_cq >= cqs_.size())
+  if (send_cq >= completions_.cq_count() || recv_cq >= completions_.cq_count())
     throw std::invalid_argument("no such CQ");
   Qp qp;
   qp.type = type;
@@ -222,7 +214,7 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
   if (posted == 0)
     return result;
   // One doorbell per post: BlueFlame copies a lone small WQE through write-combining MMIO instead.
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::doorbell), qp.index);
+  const DmaHandle op = core_.new_op(sim, Purpose::doorbell, qp.index);
   ops_[op].count = qp.sq.posted;
   const bool blueflame = qp.caps.blueflame && posted == 1 && last_wqe_bytes <= params_.blueflame_buffer_bytes;
   ops_[op].blueflame = blueflame;
@@ -274,14 +266,8 @@ verbs::PostResult Hca::post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs
   return {};
 }
 
-int Hca::poll_cq(std::uint32_t cq_index, std::span<verbs::WorkCompletion> out) {
-  Cq& cq = cqs_.at(cq_index);
-  if (cq.overrun)
-    return -1;
-  int n = 0;
-  while (cq.consumed != cq.visible && static_cast<std::size_t>(n) < out.size()) {
-    const CqEntry& e = cq.ring[cq.consumed % cq.depth];
-    out[static_cast<std::size_t>(n++)] = e.wc;
+int Hca::poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out) {
+  return completions_.poll(cq, out, [this](const CqEntry& e) {
     Qp& qp = qps_[e.qp_index];
     // A completion frees its WQE and every unsignaled one before it.
     if (e.is_send) {
@@ -296,13 +282,11 @@ int Hca::poll_cq(std::uint32_t cq_index, std::span<verbs::WorkCompletion> out) {
         rq.completed = e.wqe_index + 1;
       }
     }
-    ++cq.consumed;
-  }
-  return n;
+  });
 }
 
 std::uint32_t Hca::cq_ready(std::uint32_t cq) const {
-  return cqs_.at(cq).visible - cqs_.at(cq).consumed;
+  return completions_.ready(cq);
 }
 
 } // namespace ib::hca

@@ -41,8 +41,9 @@ std::uint32_t send_wqe_bytes(verbs::QpType type, const verbs::SendWr& wr, std::u
 
 Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParams& host, sim::Target self,
          std::uint32_t component_id, Wire& wire, pcie::HostMemory& memory)
-    : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory) {
-  bus_ = std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this);
+    : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
+      bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
+      core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, completions_(core_) {
   ports_.resize(params.port_count);
   for (std::uint8_t i = 0; i < params.port_count; ++i)
     ports_[i].index = i;
@@ -126,14 +127,6 @@ QpCounters Hca::totals() const {
   return t;
 }
 
-DmaHandle Hca::new_op(const sim::Simulator& sim, std::uint8_t purpose, std::uint32_t qp) {
-  const DmaHandle h = ops_.acquire();
-  ops_[h].purpose = static_cast<Purpose>(purpose);
-  ops_[h].qp = qp;
-  ops_[h].issued = sim.now();
-  return h;
-}
-
 void Hca::trace_op(const sim::Simulator& sim, const DmaOp& op) {
   static constexpr std::string_view names[] = {"doorbell",
                                                "WQE read",
@@ -201,15 +194,6 @@ link::PacketHandle Hca::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_
   return h;
 }
 
-TransportHeaders& Hca::headers_of(link::PacketHandle packet) {
-  return wire_.headers[sim::Handle<TransportHeaders>{wire_.packets[packet].transport_headers}];
-}
-
-void Hca::free_packet(link::PacketHandle packet) {
-  wire_.headers.release(sim::Handle<TransportHeaders>{wire_.packets[packet].transport_headers});
-  wire_.packets.release(packet);
-}
-
 void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
   if (event.kind >= static_cast<std::uint8_t>(Kind::first_bus_kind)) {
     bus_->on_event(sim, event);
@@ -249,14 +233,9 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
   case Kind::rx_processed:
     on_rx_processed(sim, link::PacketHandle{event.handle});
     return;
-  case Kind::cqe_ready: {
-    const DmaHandle op{event.handle};
-    const std::uint32_t cq = ops_[op].qp;
-    ++pcie_.cqe_writes;
-    bus_->dma_write(sim, cqs_[cq].address + (ops_[op].count % cqs_[cq].depth) * params_.cqe_bytes, params_.cqe_bytes,
-                    op.value);
+  case Kind::cqe_ready:
+    completions_.on_built(sim, DmaHandle{event.handle});
     return;
-  }
   case Kind::retry_timer:
     on_retry_timer(sim, qps_[event.handle]);
     return;
@@ -347,7 +326,9 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
     ops_.release(h); // payload placements and atomic writes: their packets went at dma_write_done
     return;
   }
-  on_cqe_visible(sim, h); // completion writer
+  if (tracer_ != nullptr)
+    trace_op(sim, op);
+  completions_.on_visible(h); // completion writer
 }
 
 // ---- QP contexts.
@@ -368,7 +349,7 @@ bool Hca::context_ready(sim::Simulator& sim, Qp& qp) {
 void Hca::read_context(sim::Simulator& sim, Qp& qp) {
   ++context_reads_;
   ++pcie_.qp_context_reads;
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::qp_context), qp.index);
+  const DmaHandle op = core_.new_op(sim, Purpose::qp_context, qp.index);
   ops_[op].bytes = params_.qp_context_bytes;
   bus_->dma_read(sim, qp.context_address, params_.qp_context_bytes, op.value);
 }
@@ -447,7 +428,7 @@ void Hca::on_payload_read_done(sim::Simulator& sim, DmaHandle h) {
   const DmaOp& op = ops_[h];
   TxEntry& entry = tx_entries_[op.tx];
   if (memory_.keeps_contents()) {
-    TransportHeaders& hd = headers_of(entry.packet);
+    TransportHeaders& hd = core_.headers_of(entry.packet);
     hd.payload.resize(op.bytes);
     memory_.read(op.address, hd.payload);
   }
@@ -461,7 +442,7 @@ void Hca::on_payload_read_done(sim::Simulator& sim, DmaHandle h) {
 void Hca::read_payload(sim::Simulator& sim, const Qp& qp, PortState& port, TxHandle tx, std::uint64_t address,
                        std::uint32_t bytes) {
   ++port.awaiting_payload;
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
+  const DmaHandle op = core_.new_op(sim, Purpose::payload_read, qp.index);
   ops_[op].tx = tx;
   ops_[op].port = port.index;
   ops_[op].address = address;
@@ -515,7 +496,7 @@ void Hca::try_transmit(sim::Simulator& sim, PortState& port) {
       // Built before a rewind: go-back-N rebuilds it.
       port.data.pop_front();
       port.payload_buffered -= entry.payload_bytes;
-      free_packet(entry.packet);
+      core_.free_packet(entry.packet);
       tx_entries_.release(th);
       continue;
     }

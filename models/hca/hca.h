@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "models/hca/completion_writer.h"
+#include "models/hca/core.h"
 #include "models/hca/engines.h"
 #include "models/hca/params.h"
 #include "models/hca/qp_context_cache.h"
@@ -118,7 +120,6 @@ struct PcieCounters {
 struct Qp;
 struct RecvQueue;
 struct SharedRecvQueue;
-struct Cq;
 struct PortState;
 struct TxEntry;
 struct DmaOp;
@@ -232,7 +233,6 @@ private:
   Qp& qp_by_qpn(std::uint32_t qpn);
   const Qp& qp_by_qpn(std::uint32_t qpn) const;
   Qp* find_qp(std::uint32_t qpn);
-  DmaHandle new_op(const sim::Simulator& sim, std::uint8_t purpose, std::uint32_t qp);
   void trace_op(const sim::Simulator& sim, const DmaOp& op);
   static constexpr std::uint32_t pcie_track = 1'000'000;    ///< trace threads: PCIe work per QP
   static constexpr std::uint32_t program_track = 2'000'000; ///< and the program's verbs calls per QP
@@ -243,8 +243,6 @@ private:
   void on_tx_done(sim::Simulator& sim, PortState& port);
   link::PacketHandle new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
                                 std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn);
-  TransportHeaders& headers_of(link::PacketHandle packet);
-  void free_packet(link::PacketHandle packet);
   void send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   /// When the QP's send engine will have built the headers of a packet it starts on now.
   sim::Time engine_build_time(sim::Simulator& sim, Qp& qp);
@@ -282,9 +280,6 @@ private:
   void on_retry_timer(sim::Simulator& sim, Qp& qp);
   void on_rnr_timer(sim::Simulator& sim, Qp& qp);
   void fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status);
-  void write_cqe(sim::Simulator& sim, std::uint32_t cq, const verbs::WorkCompletion& wc, std::uint32_t qp_index,
-                 std::uint32_t wqe_index, bool is_send);
-  void on_cqe_visible(sim::Simulator& sim, DmaHandle op);
 
   // responder.cpp: received packets.
   void on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle packet);
@@ -299,8 +294,7 @@ private:
   verbs::PostResult post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs);
   std::uint32_t new_recv_queue(std::uint32_t depth);
   void drain_parked(sim::Simulator& sim, Qp& qp);
-  void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address,
-                     std::uint8_t purpose);
+  void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address, Purpose purpose);
   void consume_packet(sim::Simulator& sim, link::PacketHandle packet);
   void send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn);
   void start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h);
@@ -319,23 +313,25 @@ private:
   Wire& wire_;
   pcie::HostMemory& memory_;
   std::unique_ptr<pcie::Bus> bus_;
-  std::vector<PortState> ports_;
   std::vector<Qp> qps_;
+  sim::Pool<DmaOp, 256> ops_; // per HCA: small chunks (see pcie::Bus)
+  PcieCounters pcie_;
+  Core core_; ///< the above, as the stages see them
+  // The pipeline's stages.
+  CompletionWriter completions_;
+  // Not yet stages of their own.
+  std::vector<PortState> ports_;
   std::vector<RecvQueue> recv_queues_; ///< QPs' own receive queues and SRQs
   std::vector<SharedRecvQueue> srqs_;  ///< by SRQ number
-  std::vector<Cq> cqs_;
-  sim::Pool<TxEntry, 256> tx_entries_; // per HCA: small chunks (see pcie::Bus)
-  sim::Pool<DmaOp, 256> ops_;
+  sim::Pool<TxEntry, 256> tx_entries_;
   EnginePool send_engines_;
   EnginePool receive_engines_;
   QpContextCache contexts_;
-  std::uint32_t context_reads_ = 0;        ///< in flight
-  sim::Ring<std::uint32_t> context_queue_; ///< QPs waiting for a read slot
-  sim::Time completion_unit_free_;
+  std::uint32_t context_reads_ = 0;               ///< in flight
+  sim::Ring<std::uint32_t> context_queue_;        ///< QPs waiting for a read slot
   std::vector<std::uint32_t> atomic_bucket_busy_; ///< per bucket: an atomic holds it
   sim::Ring<DmaHandle> atomics_waiting_;
   sim::Time atomic_unit_free_;
-  PcieCounters pcie_;
   std::uint32_t drop_next_ = 0;
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t responder_bytes_placed_ = 0;

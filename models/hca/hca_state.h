@@ -181,24 +181,6 @@ struct Qp {
   QpCounters counters;
 };
 
-struct CqEntry {
-  verbs::WorkCompletion wc;
-  std::uint32_t qp_index = 0;
-  std::uint32_t wqe_index = 0;
-  bool is_send = false;
-};
-
-struct Cq {
-  std::uint32_t depth = 0;
-  std::uint64_t address = 0;
-  std::vector<CqEntry> ring;
-  std::uint32_t issued = 0;   ///< CQEs the HCA has started writing
-  std::uint32_t visible = 0;  ///< CQEs visible in host memory (in order: posted writes are ordered)
-  std::uint32_t consumed = 0; ///< CQEs the driver has polled
-  bool overrun = false;
-  sim::Signal* signal = nullptr;
-};
-
 struct TxEntry {
   link::PacketHandle packet;
   std::uint32_t qp_index = 0;
@@ -242,5 +224,23 @@ struct DmaOp {
   sim::Time issued; ///< when the transaction started, for traces
   CqEntry cqe;
 };
+
+inline DmaHandle Core::new_op(const sim::Simulator& sim, Purpose purpose, std::uint32_t qp) {
+  const DmaHandle h = ops.acquire();
+  DmaOp& op = ops[h];
+  op.purpose = purpose;
+  op.qp = qp;
+  op.issued = sim.now();
+  return h;
+}
+
+inline TransportHeaders& Core::headers_of(link::PacketHandle packet) {
+  return wire.headers[sim::Handle<TransportHeaders>{wire.packets[packet].transport_headers}];
+}
+
+inline void Core::free_packet(link::PacketHandle packet) {
+  wire.headers.release(sim::Handle<TransportHeaders>{wire.packets[packet].transport_headers});
+  wire.packets.release(packet);
+}
 
 } // namespace ib::hca

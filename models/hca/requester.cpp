@@ -112,7 +112,7 @@ void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
     ++count;
   }
   qp.sq.fetching = true;
-  const DmaHandle h = new_op(sim, static_cast<std::uint8_t>(Purpose::wqe_fetch), qp.index);
+  const DmaHandle h = core_.new_op(sim, Purpose::wqe_fetch, qp.index);
   ops_[h].count = count;
   ops_[h].bytes = bytes;
   ++pcie_.wqe_fetches;
@@ -209,7 +209,7 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   const link::PacketHandle packet = new_packet(qp, ud ? wr.ah.dlid : qp.attr.dest_lid, ud ? wr.ah.sl : qp.attr.sl,
                                                opcode, payload, psn, ud ? wr.remote_qpn : qp.attr.dest_qpn);
   link::Packet& p = wire_.packets[packet];
-  TransportHeaders& h = headers_of(packet);
+  TransportHeaders& h = core_.headers_of(packet);
   const bool last = i + 1 == w.packets;
   if ((is_write(wr.opcode) && i == 0) || wr.opcode == WrOpcode::rdma_read || is_atomic(wr.opcode)) {
     h.remote_address = wr.remote_address;
@@ -452,13 +452,13 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
   // A response implicitly acknowledges every request before it.
   acknowledge_upto(sim, qp, psn_add(w.first_psn, psn_mask));
   ++qp.counters.packets_received;
-  const TransportHeaders& h = headers_of(handle);
+  const TransportHeaders& h = core_.headers_of(handle);
   if (p.opcode == link::Opcode::atomic_acknowledge) {
     std::array<std::uint8_t, 8> bytes{};
     for (std::size_t i = 0; i < 8; ++i)
       bytes[i] = static_cast<std::uint8_t>(h.original >> (8 * i));
     memory_.write(wr.local_address, bytes);
-    const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::place_atomic), qp.index);
+    const DmaHandle op = core_.new_op(sim, Purpose::place_atomic, qp.index);
     ops_[op].packet = handle;
     ++pcie_.payload_writes;
     pcie_.payload_write_bytes += 8;
@@ -469,7 +469,7 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
     if (p.payload_bytes > 0) {
       if (memory_.keeps_contents())
         memory_.write(address, h.payload);
-      const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::place_response), qp.index);
+      const DmaHandle op = core_.new_op(sim, Purpose::place_response, qp.index);
       ops_[op].packet = handle;
       ++pcie_.payload_writes;
       pcie_.payload_write_bytes += p.payload_bytes;
@@ -516,7 +516,7 @@ void Hca::complete_requests(sim::Simulator& sim, Qp& qp) {
       wc.opcode = completion_opcode(wr.opcode);
       wc.byte_len = wr.length_bytes;
       wc.qp_num = qp.qpn;
-      write_cqe(sim, qp.send_cq, wc, qp.index, k, true);
+      completions_.write(sim, qp.send_cq, wc, qp.index, k, true);
     }
     ++qp.req.uncompleted;
   }
@@ -540,7 +540,7 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     wc.status = first && status != verbs::WcStatus::wr_flush_err ? status : verbs::WcStatus::wr_flush_err;
     wc.opcode = completion_opcode(wr.opcode);
     wc.qp_num = qp.qpn;
-    write_cqe(sim, qp.send_cq, wc, qp.index, k, true);
+    completions_.write(sim, qp.send_cq, wc, qp.index, k, true);
     ++qp.counters.error_completions;
     if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode))
       ++qp.counters.rc_requests_failed;
@@ -558,7 +558,7 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     wc.status = verbs::WcStatus::wr_flush_err;
     wc.opcode = verbs::WcOpcode::recv;
     wc.qp_num = qp.qpn;
-    write_cqe(sim, qp.recv_cq, wc, qp.index, k, false);
+    completions_.write(sim, qp.recv_cq, wc, qp.index, k, false);
     ++qp.counters.error_completions;
   };
   if (qp.resp.in_message && qp.resp.recv_in_use)
@@ -578,34 +578,6 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     consume_packet(sim, qp.resp.parked.front());
     qp.resp.parked.pop_front();
   }
-}
-
-void Hca::write_cqe(sim::Simulator& sim, std::uint32_t cq_index, const verbs::WorkCompletion& wc,
-                    std::uint32_t qp_index, std::uint32_t wqe_index, bool is_send) {
-  Cq& cq = cqs_[cq_index];
-  if (cq.issued - cq.consumed >= cq.depth) {
-    cq.overrun = true; // the program polled too slowly: the CQ is in error, as on hardware
-    return;
-  }
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::cqe_write), cq_index);
-  ops_[op].count = cq.issued++;
-  ops_[op].cqe = CqEntry{wc, qp_index, wqe_index, is_send};
-  // One completion unit builds CQEs in order; their writes then stay in order on the bus.
-  completion_unit_free_ = std::max(sim.now(), completion_unit_free_) + params_.cqe_generation;
-  sim.schedule(completion_unit_free_, self_, static_cast<std::uint8_t>(Kind::cqe_ready), op.value);
-}
-
-void Hca::on_cqe_visible(sim::Simulator& sim, DmaHandle h) {
-  // CQEs become visible in the order they were written (posted writes keep their order): the program may take it.
-  const DmaOp& op = ops_[h];
-  if (tracer_ != nullptr)
-    trace_op(sim, op);
-  Cq& cq = cqs_[op.qp];
-  cq.ring[op.count % cq.depth] = op.cqe;
-  ++cq.visible;
-  ops_.release(h);
-  if (cq.signal != nullptr)
-    cq.signal->notify();
 }
 
 } // namespace ib::hca

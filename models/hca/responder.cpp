@@ -57,7 +57,7 @@ bool is_response(Opcode op) {
 void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle handle) {
   link::Packet& p = wire_.packets[handle];
   if (!port.port.on_packet_arrives(sim, p)) {
-    free_packet(handle);
+    core_.free_packet(handle);
     return;
   }
   if (drop_next_ > 0) { // fault injection
@@ -89,7 +89,7 @@ void Hca::receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle handle)
 void Hca::consume_packet(sim::Simulator& sim, link::PacketHandle handle) {
   const link::Packet& p = wire_.packets[handle];
   ports_[p.in_port - 1u].port.release(sim, p.vl, p.wire_bytes);
-  free_packet(handle);
+  core_.free_packet(handle);
 }
 
 void Hca::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
@@ -103,7 +103,7 @@ void Hca::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
   }
   if (is_response(p.opcode)) {
     if (p.opcode == Opcode::acknowledge) {
-      on_acknowledge(sim, *qp, p, headers_of(handle));
+      on_acknowledge(sim, *qp, p, core_.headers_of(handle));
       consume_packet(sim, handle);
     } else {
       on_read_response(sim, *qp, handle);
@@ -163,14 +163,14 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
     if (d < 0) { // duplicate: answered again, never executed again
       ++qp.counters.duplicates_received;
       if (op == Opcode::rdma_read_request) {
-        start_read_response(sim, qp, p, headers_of(handle));
+        start_read_response(sim, qp, p, core_.headers_of(handle));
       } else if (op == Opcode::compare_swap || op == Opcode::fetch_add) {
         for (const AtomicResult& r : qp.resp.atomic_results) {
           if (r.valid && r.psn == p.psn) {
             const link::PacketHandle ack =
                 new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, p.psn, qp.attr.dest_qpn);
-            headers_of(ack).original = r.original;
-            headers_of(ack).msn = qp.resp.msn;
+            core_.headers_of(ack).original = r.original;
+            core_.headers_of(ack).msn = qp.resp.msn;
             send_control(sim, qp, ack);
             break;
           }
@@ -196,7 +196,7 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   // The expected packet.
   if (op == Opcode::rdma_read_request) {
     qp.resp.nak_sent = false;
-    const TransportHeaders& h = headers_of(handle);
+    const TransportHeaders& h = core_.headers_of(handle);
     const std::uint32_t responses = h.dma_length == 0 ? 1 : (h.dma_length + qp.mtu - 1) / qp.mtu;
     start_read_response(sim, qp, p, h);
     qp.resp.expected_psn = psn_add(qp.resp.expected_psn, responses);
@@ -218,9 +218,9 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
       ++qp.counters.rnr_naks_sent;
       const link::PacketHandle nak =
           new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
-      headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
-      headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
-      headers_of(nak).msn = qp.resp.msn;
+      core_.headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
+      core_.headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
+      core_.headers_of(nak).msn = qp.resp.msn;
       send_control(sim, qp, nak);
       qp.resp.nak_sent = true; // the rest of the message is dropped silently until the retry
     } else {
@@ -281,8 +281,8 @@ void Hca::fetch_recv_wqes(sim::Simulator& sim, RecvQueue& rq) {
   const std::uint32_t count = std::min(want - rq.fetched, rq.depth - slot);
   rq.fetching = true;
   rq.fetch_end = rq.fetched + count;
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::recv_wqe_fetch),
-                              static_cast<std::uint32_t>(&rq - recv_queues_.data()));
+  const DmaHandle op =
+      core_.new_op(sim, Purpose::recv_wqe_fetch, static_cast<std::uint32_t>(&rq - recv_queues_.data()));
   ops_[op].count = count;
   ops_[op].bytes = count * params_.recv_wqe_bytes;
   ++pcie_.recv_wqe_fetches;
@@ -323,7 +323,7 @@ void Hca::drain_parked(sim::Simulator& sim, Qp& qp) {
 void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   const link::Packet& p = wire_.packets[handle];
   const Opcode op = p.opcode;
-  const TransportHeaders& h = headers_of(handle);
+  const TransportHeaders& h = core_.headers_of(handle);
   if (starts_message(op) || qp.type == verbs::QpType::ud) {
     qp.resp.in_message = true;
     qp.resp.message_offset = 0;
@@ -349,7 +349,7 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       wc.status = verbs::WcStatus::loc_len_err;
       wc.opcode = verbs::WcOpcode::recv;
       wc.qp_num = qp.qpn;
-      write_cqe(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
+      completions_.write(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
       qp.resp.in_message = false;
       qp.resp.recv_in_use = false;
       if (qp.type == verbs::QpType::rc) {
@@ -387,17 +387,17 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
     consume_packet(sim, handle);
     return;
   }
-  place_payload(sim, qp, handle, address, static_cast<std::uint8_t>(Purpose::place_payload));
+  place_payload(sim, qp, handle, address, Purpose::place_payload);
 }
 
 void Hca::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, std::uint64_t address,
-                        std::uint8_t purpose) {
+                        Purpose purpose) {
   const link::Packet& p = wire_.packets[handle];
   if (memory_.keeps_contents())
-    memory_.write(address, headers_of(handle).payload);
+    memory_.write(address, core_.headers_of(handle).payload);
   if (qp.type == verbs::QpType::rc)
     responder_bytes_placed_ += p.payload_bytes;
-  const DmaHandle op = new_op(sim, purpose, qp.index);
+  const DmaHandle op = core_.new_op(sim, purpose, qp.index);
   ops_[op].packet = handle;
   ops_[op].address = address;
   ops_[op].bytes = p.payload_bytes;
@@ -431,13 +431,13 @@ void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, 
     wc.opcode = verbs::WcOpcode::recv_rdma_with_imm;
     wc.byte_len = qp.resp.write_length;
   }
-  write_cqe(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
+  completions_.write(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
 }
 
 void Hca::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn) {
   const link::PacketHandle ack =
       new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, psn, qp.attr.dest_qpn);
-  TransportHeaders& h = headers_of(ack);
+  TransportHeaders& h = core_.headers_of(ack);
   h.syndrome = static_cast<std::uint8_t>(syndrome);
   h.msn = qp.resp.msn;
   send_control(sim, qp, ack);
@@ -473,7 +473,7 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
                                                : Opcode::rdma_read_response_middle;
   const link::PacketHandle packet =
       new_packet(qp, qp.attr.dest_lid, qp.attr.sl, opcode, payload, psn_add(job.first_psn, i), qp.attr.dest_qpn);
-  TransportHeaders& h = headers_of(packet);
+  TransportHeaders& h = core_.headers_of(packet);
   h.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   h.msn = qp.resp.msn;
 
@@ -504,7 +504,7 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
 }
 
 void Hca::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) {
-  const TransportHeaders& h = headers_of(request);
+  const TransportHeaders& h = core_.headers_of(request);
   if (!memory_.contains(h.remote_address, 8) || h.remote_address % 8 != 0) {
     send_ack(sim, qp, Aeth::nak_remote_access, wire_.packets[request].psn);
     consume_packet(sim, request);
@@ -512,7 +512,7 @@ void Hca::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) 
   }
   // Atomics on addresses that share a lock bucket (the low address bits) run one at a time, each holding the
   // lock for its PCIe read-modify-write.
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::atomic_read), qp.index);
+  const DmaHandle op = core_.new_op(sim, Purpose::atomic_read, qp.index);
   ops_[op].packet = request;
   ops_[op].address = h.remote_address;
   ops_[op].bucket = static_cast<std::uint32_t>(h.remote_address % atomic_bucket_busy_.size());
@@ -547,7 +547,7 @@ void Hca::on_atomic_read_done(sim::Simulator& sim, DmaHandle h) {
   // The read half of the read-modify-write: compute the new value and write it back under the same lock.
   DmaOp& op = ops_[h];
   const link::Packet& request = wire_.packets[op.packet];
-  TransportHeaders& hd = headers_of(op.packet);
+  TransportHeaders& hd = core_.headers_of(op.packet);
   std::array<std::uint8_t, 8> bytes{};
   memory_.read(op.address, bytes);
   std::uint64_t original = 0;
@@ -572,7 +572,7 @@ void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   DmaOp& op = ops_[h];
   Qp& qp = qps_[op.qp];
   const link::Packet& request = wire_.packets[op.packet];
-  const std::uint64_t original = headers_of(op.packet).original;
+  const std::uint64_t original = core_.headers_of(op.packet).original;
   const std::uint32_t psn = request.psn;
   AtomicResult& slot = qp.resp.atomic_results[qp.resp.atomic_results_next++ % qp.resp.atomic_results.size()];
   slot = {psn, original, true};
@@ -582,7 +582,7 @@ void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   --qp.resp.busy;
   const link::PacketHandle ack =
       new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
-  TransportHeaders& ah = headers_of(ack);
+  TransportHeaders& ah = core_.headers_of(ack);
   ah.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   ah.msn = qp.resp.msn;
   ah.original = original;
