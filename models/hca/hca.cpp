@@ -43,7 +43,7 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
          std::uint32_t component_id, Wire& wire, pcie::HostMemory& memory)
     : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
       bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
-      core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, completions_(core_) {
+      core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, recv_(core_), completions_(core_) {
   ports_.resize(params.port_count);
   for (std::uint8_t i = 0; i < params.port_count; ++i)
     ports_[i].index = i;
@@ -147,9 +147,7 @@ void Hca::trace_op(const sim::Simulator& sim, const DmaOp& op) {
   // A receive WQE read belongs to its queue's QP (an SRQ's go on the track of the first QP it serves).
   std::uint32_t qp_index = op.qp;
   if (op.purpose == Purpose::recv_wqe_fetch) {
-    const RecvQueue& rq = recv_queues_[op.qp];
-    const std::vector<std::uint32_t>* attached = rq.shared ? &srqs_[rq.owner].attached : nullptr;
-    qp_index = attached == nullptr ? rq.owner : attached->empty() ? 0 : attached->front();
+    qp_index = recv_.trace_qp(op.qp);
   }
   const std::uint32_t qpn = cqe ? op.cqe.wc.qp_num : qp_index + 2;
   if (!tracer_->wants(component_id_, qpn, op.issued, sim.now()))
@@ -273,9 +271,12 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     on_payload_read_done(sim, h); // transmitter
     return;
   case Purpose::recv_wqe_fetch: {
-    RecvQueue& rq = recv_queues_[op.qp]; // receive queue
+    const std::uint32_t rq = op.qp; // receive queues
     ops_.release(h);
-    on_recv_wqes_fetched(sim, rq);
+    recv_.on_fetched(sim, rq, [&](std::uint32_t qp) {
+      if (!qps_[qp].resp.parked.empty())
+        drain_parked(sim, qps_[qp]);
+    });
     return;
   }
   case Purpose::qp_context: {

@@ -33,6 +33,7 @@
 #include "models/hca/engines.h"
 #include "models/hca/params.h"
 #include "models/hca/qp_context_cache.h"
+#include "models/hca/receive_queues.h"
 #include "models/hca/verbs.h"
 #include "models/link/link.h"
 #include "models/pcie/bus.h"
@@ -118,8 +119,6 @@ struct PcieCounters {
 
 // The model's own state (hca_state.h) and its pipeline stages; not for other models.
 struct Qp;
-struct RecvQueue;
-struct SharedRecvQueue;
 struct PortState;
 struct TxEntry;
 struct DmaOp;
@@ -288,11 +287,6 @@ private:
   void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   /// Claims the next RECV WQE of the QP's receive queue for an accepted message; false if none is posted.
   bool claim_recv(sim::Simulator& sim, Qp& qp);
-  /// Reads WQEs into the queue's cache when a claim is waiting for one or the cache has run below half.
-  void fetch_recv_wqes(sim::Simulator& sim, RecvQueue& rq);
-  void on_recv_wqes_fetched(sim::Simulator& sim, RecvQueue& rq);
-  verbs::PostResult post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs);
-  std::uint32_t new_recv_queue(std::uint32_t depth);
   void drain_parked(sim::Simulator& sim, Qp& qp);
   void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address, Purpose purpose);
   void consume_packet(sim::Simulator& sim, link::PacketHandle packet);
@@ -318,11 +312,10 @@ private:
   PcieCounters pcie_;
   Core core_; ///< the above, as the stages see them
   // The pipeline's stages.
+  ReceiveQueues recv_;
   CompletionWriter completions_;
   // Not yet stages of their own.
   std::vector<PortState> ports_;
-  std::vector<RecvQueue> recv_queues_; ///< QPs' own receive queues and SRQs
-  std::vector<SharedRecvQueue> srqs_;  ///< by SRQ number
   sim::Pool<TxEntry, 256> tx_entries_;
   EnginePool send_engines_;
   EnginePool receive_engines_;

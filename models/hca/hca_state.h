@@ -60,36 +60,6 @@ struct AtomicResult {
   bool valid = false;
 };
 
-/// A receive queue: its WQEs in host memory as the driver posts them, and the HCA's cache of those it has read
-/// ahead (docs/models/hca.md, "Receive queues"). A QP's own, or a shared one (SRQ) that its QPs take WQEs from in the
-/// order their messages are accepted. Indices count WQEs since creation; slot = index modulo depth.
-struct RecvQueue {
-  std::uint32_t depth = 0;
-  std::uint64_t address = 0;
-  std::vector<verbs::RecvWr> ring;
-  std::uint32_t posted = 0;    ///< driver: WQEs written
-  std::uint32_t completed = 0; ///< driver: WQEs freed by polled completions
-  // Device side.
-  std::uint32_t claimed = 0;   ///< WQEs taken by accepted messages (may run ahead of fetched: a miss)
-  std::uint32_t fetched = 0;   ///< WQEs read into the cache: those below are on the HCA
-  std::uint32_t fetch_end = 0; ///< the read in flight brings WQEs up to here
-  bool fetching = false;
-  /// A QP's own queue: that QP's index; an SRQ's: its number in srqs_ (shared_srq).
-  std::uint32_t owner = 0;
-  bool shared = false;
-};
-
-/// What only a shared receive queue has: the QPs that take from it, which slots hold WQEs not yet completed (they
-/// complete out of order), and its limit event.
-struct SharedRecvQueue {
-  std::uint32_t rq = 0; ///< its queue in recv_queues_
-  std::vector<std::uint8_t> busy;
-  std::vector<std::uint32_t> attached;
-  std::uint32_t limit = 0; ///< armed when > 0: the event fires when fewer WQEs remain
-  std::uint64_t limit_events = 0;
-  sim::Signal* limit_signal = nullptr;
-};
-
 struct ReadJob {
   std::uint32_t first_psn;
   std::uint64_t address; ///< responder memory
@@ -140,7 +110,7 @@ struct Responder {
   std::uint32_t expected_psn = 0;
   std::uint32_t msn = 0;
   bool nak_sent = false;
-  std::uint32_t rq = 0;                 ///< its receive queue (recv_queues_): its own or an SRQ
+  std::uint32_t rq = 0;                 ///< its receive queue (ReceiveQueues): its own or an SRQ
   sim::Ring<std::uint32_t> claims;      ///< RECV WQE indices its accepted messages claimed, not yet placed
   sim::Ring<link::PacketHandle> parked; ///< received packets waiting for their RECV WQE
   bool in_message = false;              ///< a multi-packet SEND or WRITE is being received

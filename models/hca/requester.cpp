@@ -551,10 +551,9 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
   qp.req.cursor_packet = 0;
   // Receive WQEs: the one a message is being placed into, those claimed by accepted messages, and (for the QP's own
   // queue) every other posted one are flushed; an SRQ keeps its unclaimed WQEs for its other QPs.
-  RecvQueue& rq = recv_queues_[qp.resp.rq];
   const auto flush_recv = [&](std::uint32_t k) {
     verbs::WorkCompletion wc;
-    wc.wr_id = rq.ring[k % rq.depth].wr_id;
+    wc.wr_id = recv_.wqe(qp.resp.rq, k).wr_id;
     wc.status = verbs::WcStatus::wr_flush_err;
     wc.opcode = verbs::WcOpcode::recv;
     wc.qp_num = qp.qpn;
@@ -565,13 +564,7 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     flush_recv(qp.resp.recv_index);
   for (; !qp.resp.claims.empty(); qp.resp.claims.pop_front())
     flush_recv(qp.resp.claims.front());
-  if (!rq.shared) {
-    for (std::uint32_t k = rq.claimed; k != rq.posted; ++k)
-      flush_recv(k);
-    rq.claimed = rq.fetched = rq.posted;
-    if (!rq.fetching)
-      rq.fetch_end = rq.posted;
-  }
+  recv_.flush_unclaimed(qp.resp.rq, flush_recv);
   qp.resp.in_message = false;
   qp.resp.recv_in_use = false;
   while (!qp.resp.parked.empty()) {

@@ -245,74 +245,21 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
 }
 
 bool Hca::claim_recv(sim::Simulator& sim, Qp& qp) {
-  RecvQueue& rq = recv_queues_[qp.resp.rq];
-  if (rq.claimed == rq.posted)
+  std::uint32_t index = 0;
+  if (!recv_.claim(sim, qp.resp.rq, index))
     return false;
-  if (rq.fetched <= rq.claimed && !(rq.fetching && rq.fetch_end > rq.claimed)) {
-    ++pcie_.recv_wqe_misses;
-  }
-  qp.resp.claims.push_back(rq.claimed++);
-  SharedRecvQueue* shared = rq.shared ? &srqs_[rq.owner] : nullptr;
-  if (shared != nullptr && shared->limit > 0 && rq.posted - rq.claimed < shared->limit) {
-    shared->limit = 0; // one event per arming (IBV_EVENT_SRQ_LIMIT_REACHED)
-    ++shared->limit_events;
-    if (shared->limit_signal != nullptr)
-      shared->limit_signal->notify();
-  }
-  fetch_recv_wqes(sim, rq);
+  qp.resp.claims.push_back(index);
   return true;
-}
-
-void Hca::fetch_recv_wqes(sim::Simulator& sim, RecvQueue& rq) {
-  // The cache keeps up to recv_wqe_cache_entries WQEs ahead of the claims; it is refilled by one DMA read of the
-  // posted WQEs that lie contiguously in the ring, when a claim waits for its WQE or half the cache is used up.
-  // The producer index comes from the doorbell record the driver updates in host memory; the model lets the
-  // adapter see it with no transaction of its own.
-  if (rq.fetching || rq.fetched == rq.posted)
-    return;
-  const std::uint32_t capacity = params_.recv_wqe_cache_entries;
-  const std::uint32_t ahead = rq.fetched > rq.claimed ? rq.fetched - rq.claimed : 0;
-  if (rq.fetched > rq.claimed && ahead > capacity / 2)
-    return;
-  const std::uint32_t want = std::min(rq.claimed + capacity, rq.posted);
-  if (static_cast<std::int32_t>(want - rq.fetched) <= 0)
-    return;
-  const std::uint32_t slot = rq.fetched % rq.depth;
-  const std::uint32_t count = std::min(want - rq.fetched, rq.depth - slot);
-  rq.fetching = true;
-  rq.fetch_end = rq.fetched + count;
-  const DmaHandle op =
-      core_.new_op(sim, Purpose::recv_wqe_fetch, static_cast<std::uint32_t>(&rq - recv_queues_.data()));
-  ops_[op].count = count;
-  ops_[op].bytes = count * params_.recv_wqe_bytes;
-  ++pcie_.recv_wqe_fetches;
-  pcie_.recv_wqes_fetched += count;
-  bus_->dma_read(sim, rq.address + std::uint64_t{slot} * params_.recv_wqe_bytes, count * params_.recv_wqe_bytes,
-                 op.value);
-}
-
-void Hca::on_recv_wqes_fetched(sim::Simulator& sim, RecvQueue& rq) {
-  rq.fetching = false;
-  rq.fetched = rq.fetch_end;
-  if (rq.shared) {
-    for (const std::uint32_t q : srqs_[rq.owner].attached)
-      if (!qps_[q].resp.parked.empty())
-        drain_parked(sim, qps_[q]);
-  } else {
-    drain_parked(sim, qps_[rq.owner]);
-  }
-  fetch_recv_wqes(sim, rq);
 }
 
 void Hca::drain_parked(sim::Simulator& sim, Qp& qp) {
   // Packets are placed in order; those of a message whose RECV WQE is not on the HCA yet wait for it.
-  const RecvQueue& rq = recv_queues_[qp.resp.rq];
   while (!qp.resp.parked.empty()) {
     const link::PacketHandle handle = qp.resp.parked.front();
     const link::Packet& p = wire_.packets[handle];
     if (needs_recv(p.opcode)) {
       const std::uint32_t recv = claims_recv(p.opcode) ? qp.resp.claims.front() : qp.resp.recv_index;
-      if (static_cast<std::int32_t>(rq.fetched - recv) <= 0)
+      if (!recv_.on_hca(qp.resp.rq, recv))
         return; // the read in flight, or the one the claim started, brings it
     }
     qp.resp.parked.pop_front();
@@ -332,7 +279,6 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       qp.resp.write_length = h.dma_length;
     }
   }
-  const RecvQueue& rq = recv_queues_[qp.resp.rq];
   if (claims_recv(op)) {
     qp.resp.recv_index = qp.resp.claims.front();
     qp.resp.claims.pop_front();
@@ -340,7 +286,7 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
   }
   std::uint64_t address;
   if (is_send(op)) {
-    const verbs::RecvWr& recv = rq.ring[qp.resp.recv_index % rq.depth];
+    const verbs::RecvWr& recv = recv_.wqe(qp.resp.rq, qp.resp.recv_index);
     const std::uint32_t grh_space = qp.type == verbs::QpType::ud ? 40 : 0;
     if (qp.resp.message_offset + grh_space + p.payload_bytes > recv.length_bytes) {
       // The message does not fit its receive buffer: the RECV completes in error; RC tells the requester.
@@ -414,8 +360,7 @@ void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, 
     return;
   // The CQE is issued after the last payload write is queued: posted writes stay in order, so the program sees
   // the data before the completion.
-  const RecvQueue& rq = recv_queues_[qp.resp.rq];
-  const verbs::RecvWr& recv = rq.ring[qp.resp.recv_index % rq.depth];
+  const verbs::RecvWr& recv = recv_.wqe(qp.resp.rq, qp.resp.recv_index);
   verbs::WorkCompletion wc;
   wc.wr_id = recv.wr_id;
   wc.status = verbs::WcStatus::success;
