@@ -43,14 +43,14 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
          std::uint32_t component_id, Wire& wire, pcie::HostMemory& memory)
     : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
       bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
-      core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, recv_(core_), completions_(core_) {
+      core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, recv_(core_), atomics_(core_),
+      completions_(core_) {
   ports_.resize(params.port_count);
   for (std::uint8_t i = 0; i < params.port_count; ++i)
     ports_[i].index = i;
   send_engines_.resize(params.send_engines);
   receive_engines_.resize(params.receive_engines);
   contexts_ = QpContextCache(params.qp_context_cache_entries);
-  atomic_bucket_busy_.assign(params.atomic_lock_buckets, 0);
 }
 
 Hca::~Hca() = default;
@@ -241,8 +241,7 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
     on_rnr_timer(sim, qps_[event.handle]);
     return;
   case Kind::atomic_issue:
-    ++pcie_.atomic_reads;
-    bus_->dma_read(sim, ops_[DmaHandle{event.handle}].address, 8, event.handle);
+    atomics_.issue(sim, DmaHandle{event.handle});
     return;
   case Kind::first_bus_kind:
     break;
@@ -286,7 +285,7 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     return;
   }
   case Purpose::atomic_read:
-    on_atomic_read_done(sim, h); // responder's atomic unit
+    atomics_.on_read_done(sim, h); // responder's atomic unit
     return;
   default:
     throw sim::InvariantViolation("hca-dma", "hca", "a read completed for a transaction that is not a read", "");

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "models/hca/atomic_unit.h"
 #include "models/hca/completion_writer.h"
 #include "models/hca/core.h"
 #include "models/hca/engines.h"
@@ -295,8 +296,6 @@ private:
   bool responder_can_build(const Qp& qp) const;
   void build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp);
   void start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request);
-  void run_atomics(sim::Simulator& sim, std::uint32_t bucket);
-  void on_atomic_read_done(sim::Simulator& sim, DmaHandle op);
   void on_atomic_write_done(sim::Simulator& sim, DmaHandle op);
   void finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h);
 
@@ -313,6 +312,7 @@ private:
   Core core_; ///< the above, as the stages see them
   // The pipeline's stages.
   ReceiveQueues recv_;
+  AtomicUnit atomics_;
   CompletionWriter completions_;
   // Not yet stages of their own.
   std::vector<PortState> ports_;
@@ -320,11 +320,8 @@ private:
   EnginePool send_engines_;
   EnginePool receive_engines_;
   QpContextCache contexts_;
-  std::uint32_t context_reads_ = 0;               ///< in flight
-  sim::Ring<std::uint32_t> context_queue_;        ///< QPs waiting for a read slot
-  std::vector<std::uint32_t> atomic_bucket_busy_; ///< per bucket: an atomic holds it
-  sim::Ring<DmaHandle> atomics_waiting_;
-  sim::Time atomic_unit_free_;
+  std::uint32_t context_reads_ = 0;        ///< in flight
+  sim::Ring<std::uint32_t> context_queue_; ///< QPs waiting for a read slot
   std::uint32_t drop_next_ = 0;
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t responder_bytes_placed_ = 0;

@@ -455,65 +455,12 @@ void Hca::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) 
     consume_packet(sim, request);
     return;
   }
-  // Atomics on addresses that share a lock bucket (the low address bits) run one at a time, each holding the
-  // lock for its PCIe read-modify-write.
-  const DmaHandle op = core_.new_op(sim, Purpose::atomic_read, qp.index);
-  ops_[op].packet = request;
-  ops_[op].address = h.remote_address;
-  ops_[op].bucket = static_cast<std::uint32_t>(h.remote_address % atomic_bucket_busy_.size());
   ++qp.resp.busy;
-  atomics_waiting_.push_back(op);
-  run_atomics(sim, ops_[op].bucket);
-}
-
-void Hca::run_atomics(sim::Simulator& sim, std::uint32_t bucket) {
-  if (atomic_bucket_busy_[bucket] != 0)
-    return;
-  // The oldest waiting atomic on this bucket goes; the others keep their order.
-  sim::Ring<DmaHandle> rest;
-  bool started = false;
-  while (!atomics_waiting_.empty()) {
-    const DmaHandle op = atomics_waiting_.front();
-    atomics_waiting_.pop_front();
-    if (!started && ops_[op].bucket == bucket) {
-      started = true;
-      atomic_bucket_busy_[bucket] = 1;
-      // The atomic unit takes atomics one at a time, then their read-modify-write goes to host memory.
-      atomic_unit_free_ = std::max(sim.now(), atomic_unit_free_) + params_.atomic_processing;
-      sim.schedule(atomic_unit_free_, self_, static_cast<std::uint8_t>(Kind::atomic_issue), op.value);
-    } else {
-      rest.push_back(op);
-    }
-  }
-  atomics_waiting_ = std::move(rest);
-}
-
-void Hca::on_atomic_read_done(sim::Simulator& sim, DmaHandle h) {
-  // The read half of the read-modify-write: compute the new value and write it back under the same lock.
-  DmaOp& op = ops_[h];
-  const link::Packet& request = wire_.packets[op.packet];
-  TransportHeaders& hd = core_.headers_of(op.packet);
-  std::array<std::uint8_t, 8> bytes{};
-  memory_.read(op.address, bytes);
-  std::uint64_t original = 0;
-  for (int i = 7; i >= 0; --i)
-    original = original << 8 | bytes[static_cast<std::size_t>(i)];
-  const std::uint64_t updated = request.opcode == Opcode::compare_swap
-                                    ? (original == hd.compare_add ? hd.swap : original)
-                                    : original + hd.compare_add;
-  for (std::size_t i = 0; i < 8; ++i)
-    bytes[i] = static_cast<std::uint8_t>(updated >> (8 * i));
-  memory_.write(op.address, bytes);
-  op.purpose = Purpose::atomic_write;
-  op.issued = sim.now();
-  op.count = 0;
-  hd.original = original;
-  ++pcie_.atomic_writes;
-  bus_->dma_write(sim, op.address, 8, h.value);
+  atomics_.start(sim, qp.index, request, h.remote_address);
 }
 
 void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
-  // The read-modify-write is done: answer, and let the next atomic on this bucket go.
+  // The atomic unit's read-modify-write is done: answer, and let the next atomic on this bucket go.
   DmaOp& op = ops_[h];
   Qp& qp = qps_[op.qp];
   const link::Packet& request = wire_.packets[op.packet];
@@ -532,8 +479,7 @@ void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   ah.msn = qp.resp.msn;
   ah.original = original;
   send_control(sim, qp, ack);
-  atomic_bucket_busy_[bucket] = 0;
-  run_atomics(sim, bucket);
+  atomics_.release(sim, bucket);
 }
 
 } // namespace ib::hca
