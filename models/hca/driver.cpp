@@ -49,11 +49,8 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   qp.req.wqes.resize(caps.max_send_wr);
   qp.resp.rq = own_rq ? recv_.create(caps.max_recv_wr, qp.index) : recv_.attach(caps.srq, qp.index);
   qp.resp.atomic_results.resize(std::max<std::uint32_t>(params_.max_qp_dest_rd_atom, 1));
-  qp.context_address = memory_.allocate(params_.qp_context_bytes);
+  contexts_.create(qp.index);
   qps_.push_back(std::move(qp));
-  // The firmware command that creates the QP writes its context: it starts on the adapter.
-  contexts_.grow(static_cast<std::uint32_t>(qps_.size()));
-  contexts_.insert(qps_.back().index);
   return qps_.back().qpn;
 }
 

@@ -43,14 +43,13 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
          std::uint32_t component_id, Wire& wire, pcie::HostMemory& memory)
     : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
       bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
-      core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, recv_(core_), atomics_(core_),
+      core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, contexts_(core_), recv_(core_), atomics_(core_),
       completions_(core_) {
   ports_.resize(params.port_count);
   for (std::uint8_t i = 0; i < params.port_count; ++i)
     ports_[i].index = i;
   send_engines_.resize(params.send_engines);
   receive_engines_.resize(params.receive_engines);
-  contexts_ = QpContextCache(params.qp_context_cache_entries);
 }
 
 Hca::~Hca() = default;
@@ -279,7 +278,7 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     return;
   }
   case Purpose::qp_context: {
-    Qp& qp = qps_[op.qp]; // QP-context cache
+    Qp& qp = qps_[op.qp]; // QP contexts
     ops_.release(h);
     on_context_read(sim, qp);
     return;
@@ -333,31 +332,8 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
 
 // ---- QP contexts.
 
-bool Hca::context_ready(sim::Simulator& sim, Qp& qp) {
-  if (!qp.context_loading && contexts_.touch(qp.index))
-    return true;
-  if (!qp.context_loading) {
-    qp.context_loading = true;
-    if (context_reads_ < params_.qp_context_max_reads)
-      read_context(sim, qp);
-    else
-      context_queue_.push_back(qp.index);
-  }
-  return false;
-}
-
-void Hca::read_context(sim::Simulator& sim, Qp& qp) {
-  ++context_reads_;
-  ++pcie_.qp_context_reads;
-  const DmaHandle op = core_.new_op(sim, Purpose::qp_context, qp.index);
-  ops_[op].bytes = params_.qp_context_bytes;
-  bus_->dma_read(sim, qp.context_address, params_.qp_context_bytes, op.value);
-}
-
 void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
-  --context_reads_;
-  qp.context_loading = false;
-  contexts_.insert(qp.index);
+  contexts_.on_read(qp.index);
   // What waited goes on in arrival order: the fetched WQEs, then the received packets.
   if (qp.wqes_waiting > 0) {
     const std::uint32_t count = qp.wqes_waiting;
@@ -366,11 +342,7 @@ void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
   }
   for (; !qp.rx_waiting.empty(); qp.rx_waiting.pop_front())
     receive_packet(sim, qp, qp.rx_waiting.front());
-  while (context_reads_ < params_.qp_context_max_reads && !context_queue_.empty()) {
-    Qp& next = qps_[context_queue_.front()];
-    context_queue_.pop_front();
-    read_context(sim, next);
-  }
+  contexts_.read_queued(sim);
 }
 
 // ---- Transmit side.
@@ -555,7 +527,7 @@ std::string Hca::check_quiescent() const {
              " send work requests never completed";
     if (!qp.resp.parked.empty())
       return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
-    if (qp.context_loading || !qp.rx_waiting.empty())
+    if (contexts_.loading(qp.index) || !qp.rx_waiting.empty())
       return "QP " + std::to_string(qp.qpn) + ": still waiting for its context";
     if (!qp.resp.claims.empty())
       return "QP " + std::to_string(qp.qpn) + ": receive WQEs claimed by messages never placed";

@@ -33,7 +33,7 @@
 #include "models/hca/core.h"
 #include "models/hca/engines.h"
 #include "models/hca/params.h"
-#include "models/hca/qp_context_cache.h"
+#include "models/hca/qp_contexts.h"
 #include "models/hca/receive_queues.h"
 #include "models/hca/verbs.h"
 #include "models/link/link.h"
@@ -252,9 +252,7 @@ private:
                     std::uint32_t bytes);
   void on_payload_read_done(sim::Simulator& sim, DmaHandle op);
 
-  /// True if the QP's context is on the adapter (and marks it used); else starts (or queues) its read and false.
-  bool context_ready(sim::Simulator& sim, Qp& qp);
-  void read_context(sim::Simulator& sim, Qp& qp);
+  /// Its context is on the adapter: what waited for it goes on.
   void on_context_read(sim::Simulator& sim, Qp& qp);
   /// Hands `count` fetched WQEs to the send engines.
   void process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count);
@@ -311,6 +309,7 @@ private:
   PcieCounters pcie_;
   Core core_; ///< the above, as the stages see them
   // The pipeline's stages.
+  QpContexts contexts_;
   ReceiveQueues recv_;
   AtomicUnit atomics_;
   CompletionWriter completions_;
@@ -319,9 +318,6 @@ private:
   sim::Pool<TxEntry, 256> tx_entries_;
   EnginePool send_engines_;
   EnginePool receive_engines_;
-  QpContextCache contexts_;
-  std::uint32_t context_reads_ = 0;        ///< in flight
-  sim::Ring<std::uint32_t> context_queue_; ///< QPs waiting for a read slot
   std::uint32_t drop_next_ = 0;
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t responder_bytes_placed_ = 0;

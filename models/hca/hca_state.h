@@ -142,11 +142,9 @@ struct Qp {
   Requester req;
   Responder resp;
 
-  // Its context (QP-context cache).
-  std::uint64_t context_address = 0;        ///< in host memory (ICM)
-  bool context_loading = false;             ///< being read (or waiting for a read slot)
-  std::uint32_t wqes_waiting = 0;           ///< WQEs fetched meanwhile, not yet handed to the send engines
-  sim::Ring<link::PacketHandle> rx_waiting; ///< packets arrived meanwhile
+  // What waits for its context to be read (QpContexts).
+  std::uint32_t wqes_waiting = 0;           ///< WQEs fetched, not yet handed to the send engines
+  sim::Ring<link::PacketHandle> rx_waiting; ///< packets arrived
 
   QpCounters counters;
 };

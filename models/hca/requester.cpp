@@ -132,7 +132,7 @@ void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   qp.sq.fetched += count;
   if (qp.state == verbs::QpState::error)
     return;
-  if (context_ready(sim, qp))
+  if (contexts_.ready(sim, qp.index))
     process_wqes(sim, qp, count);
   else
     qp.wqes_waiting += count;

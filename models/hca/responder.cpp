@@ -73,7 +73,7 @@ void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHa
     sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::rx_processed), handle.value);
     return;
   }
-  if (!context_ready(sim, *qp)) {
+  if (!contexts_.ready(sim, qp->index)) {
     qp->rx_waiting.push_back(handle);
     return;
   }
