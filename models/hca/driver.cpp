@@ -85,7 +85,7 @@ std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpStat
   case S::init:
     if (qp.state != S::reset)
       return "INIT: expected a QP in RESET";
-    if (attr.port < 1 || attr.port > ports_.size())
+    if (attr.port < 1 || attr.port > tx_.ports().size())
       return "INIT: port " + std::to_string(attr.port) + " does not exist";
     qp.attr.port = attr.port;
     qp.attr.qkey = attr.qkey;

@@ -44,10 +44,7 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
     : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
       bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
       core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, contexts_(core_), recv_(core_), atomics_(core_),
-      completions_(core_) {
-  ports_.resize(params.port_count);
-  for (std::uint8_t i = 0; i < params.port_count; ++i)
-    ports_[i].index = i;
+      completions_(core_), tx_(core_, *this) {
   send_engines_.resize(params.send_engines);
   receive_engines_.resize(params.receive_engines);
 }
@@ -55,17 +52,17 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
 Hca::~Hca() = default;
 
 link::Port& Hca::port(std::uint8_t number) {
-  return ports_[number - 1u].port;
+  return tx_.port(number - 1u).port;
 }
 void Hca::set_lid(std::uint8_t port_number, std::uint16_t lid) {
-  ports_[port_number - 1u].lid = lid;
+  tx_.port(port_number - 1u).lid = lid;
 }
 std::uint16_t Hca::lid(std::uint8_t port_number) const {
-  return ports_[port_number - 1u].lid;
+  return tx_.port(port_number - 1u).lid;
 }
 
 void Hca::set_sl_to_vl(std::uint8_t port_number, const std::array<std::uint8_t, 16>& table) {
-  PortState& p = ports_[port_number - 1u];
+  PortState& p = tx_.port(port_number - 1u);
   p.sl_to_vl = table;
   p.sl_to_vl_set = true;
 }
@@ -167,8 +164,7 @@ void Hca::trace_program(const sim::Simulator& sim, std::uint32_t qpn, std::strin
 
 void Hca::set_tracer(sim::Tracer* tracer) {
   tracer_ = tracer;
-  for (PortState& p : ports_)
-    p.port.set_tracer(tracer);
+  tx_.set_tracer(tracer);
 }
 
 link::PacketHandle Hca::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
@@ -182,7 +178,7 @@ link::PacketHandle Hca::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_
   p.opcode = opcode;
   p.payload_bytes = payload;
   p.wire_bytes = link::wire_bytes(transport, opcode, payload, false);
-  p.slid = ports_[0].lid;
+  p.slid = tx_.port(0).lid;
   p.dlid = dlid;
   p.sl = sl;
   p.dest_qpn = dest_qpn;
@@ -199,28 +195,24 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
   switch (static_cast<Kind>(event.kind)) {
   case Kind::packet_arrives: {
     const link::PacketHandle packet{event.handle};
-    on_packet_arrives(sim, ports_[wire_.packets[packet].in_port - 1u], packet);
+    on_packet_arrives(sim, tx_.port(wire_.packets[packet].in_port - 1u), packet);
     return;
   }
   case Kind::flow_control_arrives: {
-    PortState& p = ports_[link::Port::port_of(event) - 1u];
+    PortState& p = tx_.port(link::Port::port_of(event) - 1u);
     p.port.on_flow_control_arrives(sim);
-    try_transmit(sim, p);
+    tx_.try_transmit(sim, p);
     return;
   }
   case Kind::flow_control_refresh:
-    ports_[link::Port::port_of(event) - 1u].port.on_flow_control_refresh(sim);
+    tx_.port(link::Port::port_of(event) - 1u).port.on_flow_control_refresh(sim);
     return;
   case Kind::tx_done:
-    on_tx_done(sim, ports_[event.handle]);
+    tx_.on_tx_done(sim, tx_.port(event.handle));
     return;
-  case Kind::tx_wake: {
-    PortState& p = ports_[event.handle];
-    if (event.generation == p.wake_generation)
-      p.wake_at = sim::Time::max();
-    pump_tx(sim, p);
+  case Kind::tx_wake:
+    tx_.on_wake(sim, event.handle, event.generation);
     return;
-  }
   case Kind::doorbell_ready:
     on_doorbell(sim, DmaHandle{event.handle});
     return;
@@ -266,7 +258,7 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     on_wqe_fetch_done(sim, h); // requester
     return;
   case Purpose::payload_read:
-    on_payload_read_done(sim, h); // transmitter
+    tx_.on_payload_read_done(sim, h); // transmitter
     return;
   case Purpose::recv_wqe_fetch: {
     const std::uint32_t rq = op.qp; // receive queues
@@ -345,177 +337,11 @@ void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
   contexts_.read_queued(sim);
 }
 
-// ---- Transmit side.
-
-void Hca::activate(sim::Simulator& sim, Qp& qp) {
-  if (qp.req.active)
-    return;
-  PortState& port = ports_[qp.attr.port - 1u];
-  qp.req.active = true;
-  port.active.push_back(qp.index);
-  pump_tx(sim, port);
-}
-
-void Hca::wake_tx(sim::Simulator& sim, PortState& port, sim::Time at) {
-  if (at >= port.wake_at)
-    return;
-  port.wake_at = at;
-  sim.schedule(at, self_, static_cast<std::uint8_t>(Kind::tx_wake), port.index, ++port.wake_generation);
-}
-
-void Hca::pump_tx(sim::Simulator& sim, PortState& port) {
-  // The builder takes QPs round robin, one packet per turn, while the port's payload buffer has room and a few
-  // packets per send engine are waiting; each packet's headers are built on its QP's send engine
-  // (engine_build_time), so that packets from different engines are built in parallel. Packets whose payload is
-  // still being read are bounded by the payload buffer alone: the builder goes on while their DMA reads are out,
-  // or a small READ response would hold a send engine's share for a whole host round trip.
-  const std::uint32_t max_waiting = 4 * params_.send_engines;
-  while (!port.active.empty() && port.data.size() - port.awaiting_payload < max_waiting) {
-    const std::uint32_t index = port.active.front();
-    Qp& qp = qps_[index];
-    const bool response = responder_can_build(qp);
-    if (!response && !requester_can_build(qp)) {
-      port.active.pop_front();
-      qp.req.active = false;
-      continue;
-    }
-    // Room for a full packet's payload; the QP keeps its turn until a packet leaves and frees some.
-    if (port.payload_buffered > 0 && port.payload_buffered + qp.mtu > params_.tx_payload_buffer_bytes)
-      break;
-    port.active.pop_front();
-    if (response)
-      build_response_packet(sim, port, qp);
-    else
-      build_request_packet(sim, port, qp);
-    if (responder_can_build(qp) || requester_can_build(qp))
-      port.active.push_back(index);
-    else
-      qp.req.active = false;
-  }
-  try_transmit(sim, port);
-}
-
-void Hca::on_payload_read_done(sim::Simulator& sim, DmaHandle h) {
-  // The packet's data is in: it may leave.
-  const DmaOp& op = ops_[h];
-  TxEntry& entry = tx_entries_[op.tx];
-  if (memory_.keeps_contents()) {
-    TransportHeaders& hd = core_.headers_of(entry.packet);
-    hd.payload.resize(op.bytes);
-    memory_.read(op.address, hd.payload);
-  }
-  entry.payload_in = true;
-  PortState& port = ports_[op.port];
-  --port.awaiting_payload;
-  ops_.release(h);
-  try_transmit(sim, port);
-}
-
-void Hca::read_payload(sim::Simulator& sim, const Qp& qp, PortState& port, TxHandle tx, std::uint64_t address,
-                       std::uint32_t bytes) {
-  ++port.awaiting_payload;
-  const DmaHandle op = core_.new_op(sim, Purpose::payload_read, qp.index);
-  ops_[op].tx = tx;
-  ops_[op].port = port.index;
-  ops_[op].address = address;
-  ops_[op].bytes = bytes;
-  ++pcie_.payload_reads;
-  pcie_.payload_read_bytes += bytes;
-  bus_->dma_read(sim, address, bytes, op.value);
-}
+// ---- The send engines.
 
 sim::Time Hca::engine_build_time(sim::Simulator& sim, Qp& qp) {
   contexts_.touch(qp.index); // the engine holds it while it works for the QP: a use, never a miss
   return send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.tx_packet_processing);
-}
-
-void Hca::send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet) {
-  PortState& port = ports_[qp.attr.port - 1u];
-  wire_.packets[packet].slid = port.lid;
-  port.control.push_back(packet);
-  try_transmit(sim, port);
-}
-
-void Hca::try_transmit(sim::Simulator& sim, PortState& port) {
-  const sim::Time now = sim.now();
-  if (port.transmitting || !port.port.may_start(now))
-    return;
-  const auto vl_of = [&](const link::Packet& p) {
-    return port.sl_to_vl_set ? port.sl_to_vl[p.sl & 15] : link::default_vl(p.sl, port.port.data_vls());
-  };
-  if (!port.control.empty()) {
-    const link::PacketHandle h = port.control.front();
-    link::Packet& p = wire_.packets[h];
-    const std::uint8_t vl = vl_of(p);
-    if (!port.port.has_credits(now, vl, p.wire_bytes)) {
-      port.port.note_blocked(sim);
-      return;
-    }
-    port.control.pop_front();
-    p.injected_at = now;
-    const sim::Time done = port.port.send(sim, wire_.packets, h, vl, now);
-    port.transmitting = true;
-    port.sending = TxHandle{};
-    sim.schedule(done, self_, static_cast<std::uint8_t>(Kind::tx_done), port.index);
-    return;
-  }
-  while (!port.data.empty()) {
-    const TxHandle th = port.data.front();
-    TxEntry& entry = tx_entries_[th];
-    if (!entry.payload_in)
-      return; // its DMA read wakes us
-    if (entry.generation != qps_[entry.qp_index].req.tx_generation) {
-      // Built before a rewind: go-back-N rebuilds it.
-      port.data.pop_front();
-      port.payload_buffered -= entry.payload_bytes;
-      core_.free_packet(entry.packet);
-      tx_entries_.release(th);
-      continue;
-    }
-    if (entry.ready_at > now) {
-      wake_tx(sim, port, entry.ready_at);
-      return;
-    }
-    link::Packet& p = wire_.packets[entry.packet];
-    const std::uint8_t vl = vl_of(p);
-    if (!port.port.has_credits(now, vl, p.wire_bytes)) {
-      port.port.note_blocked(sim);
-      return;
-    }
-    port.data.pop_front();
-    p.injected_at = now;
-    p.slid = port.lid;
-    Qp& qp = qps_[entry.qp_index];
-    ++qp.counters.packets_sent;
-    const sim::Time done = port.port.send(sim, wire_.packets, entry.packet, vl, now);
-    port.transmitting = true;
-    port.sending = th;
-    if (entry.is_request)
-      on_request_sent(sim, qp, entry);
-    sim.schedule(done, self_, static_cast<std::uint8_t>(Kind::tx_done), port.index);
-    return;
-  }
-  port.port.flush_flow_control(sim);
-}
-
-void Hca::on_tx_done(sim::Simulator& sim, PortState& port) {
-  port.transmitting = false;
-  if (port.sending.valid()) {
-    TxEntry& entry = tx_entries_[port.sending];
-    port.payload_buffered -= entry.payload_bytes;
-    Qp& qp = qps_[entry.qp_index];
-    // UC and UD requests complete when their last packet has left.
-    if (entry.is_request && entry.last_of_message && qp.type != verbs::QpType::rc &&
-        entry.generation == qp.req.tx_generation) {
-      qp.req.wqes[entry.wqe_index % qp.caps.max_send_wr].done = true;
-      complete_requests(sim, qp);
-    }
-    tx_entries_.release(port.sending);
-    port.sending = TxHandle{};
-  }
-  pump_tx(sim, port);
-  if (!port.transmitting)
-    port.port.flush_flow_control(sim);
 }
 
 std::string Hca::check_quiescent() const {
@@ -537,7 +363,7 @@ std::string Hca::check_quiescent() const {
       return "QP " + std::to_string(qp.qpn) + ": " + std::to_string(qp.counters.rc_messages_accepted) +
              " messages accepted but " + std::to_string(qp.counters.messages_received) + " delivered";
   }
-  for (const PortState& p : ports_)
+  for (const PortState& p : tx_.ports())
     if (!p.data.empty() || !p.control.empty())
       return "port " + std::to_string(p.index + 1) + ": packets still queued";
   if (!bus_->idle())

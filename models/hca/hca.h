@@ -35,6 +35,7 @@
 #include "models/hca/params.h"
 #include "models/hca/qp_contexts.h"
 #include "models/hca/receive_queues.h"
+#include "models/hca/transmitter.h"
 #include "models/hca/verbs.h"
 #include "models/link/link.h"
 #include "models/pcie/bus.h"
@@ -120,10 +121,7 @@ struct PcieCounters {
 
 // The model's own state (hca_state.h) and its pipeline stages; not for other models.
 struct Qp;
-struct PortState;
-struct TxEntry;
 struct DmaOp;
-using TxHandle = sim::Handle<TxEntry>;
 using DmaHandle = sim::Handle<DmaOp>;
 
 class Hca : public pcie::BusClient {
@@ -229,28 +227,21 @@ public:
   void mmio_arrived(sim::Simulator& sim, std::uint32_t token) override;
 
 private:
-  // hca.cpp: wiring, events, the transmit side of the ports.
+  // The transmitter takes packets from the requester's and responder's builders, and tells the requester when its
+  // packets leave.
+  friend class Transmitter;
+
+  // hca.cpp: wiring, events, the routing of each finished transaction back to its stage.
   Qp& qp_by_qpn(std::uint32_t qpn);
   const Qp& qp_by_qpn(std::uint32_t qpn) const;
   Qp* find_qp(std::uint32_t qpn);
   void trace_op(const sim::Simulator& sim, const DmaOp& op);
   static constexpr std::uint32_t pcie_track = 1'000'000;    ///< trace threads: PCIe work per QP
   static constexpr std::uint32_t program_track = 2'000'000; ///< and the program's verbs calls per QP
-  void activate(sim::Simulator& sim, Qp& qp);
-  void pump_tx(sim::Simulator& sim, PortState& port);
-  void try_transmit(sim::Simulator& sim, PortState& port);
-  void wake_tx(sim::Simulator& sim, PortState& port, sim::Time at);
-  void on_tx_done(sim::Simulator& sim, PortState& port);
   link::PacketHandle new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
                                 std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn);
-  void send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   /// When the QP's send engine will have built the headers of a packet it starts on now.
   sim::Time engine_build_time(sim::Simulator& sim, Qp& qp);
-  /// Reads the payload of the packet queued as `tx` on `port` from host memory (a request's data, or a READ
-  /// response's); the packet may leave once it is in.
-  void read_payload(sim::Simulator& sim, const Qp& qp, PortState& port, TxHandle tx, std::uint64_t address,
-                    std::uint32_t bytes);
-  void on_payload_read_done(sim::Simulator& sim, DmaHandle op);
 
   /// Its context is on the adapter: what waited for it goes on.
   void on_context_read(sim::Simulator& sim, Qp& qp);
@@ -269,6 +260,8 @@ private:
   bool requester_can_build(const Qp& qp) const;
   void build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp);
   void on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
+  /// The last packet of a request has left the port.
+  void on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
   void on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h);
   void on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   void acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
@@ -313,9 +306,8 @@ private:
   ReceiveQueues recv_;
   AtomicUnit atomics_;
   CompletionWriter completions_;
+  Transmitter tx_;
   // Not yet stages of their own.
-  std::vector<PortState> ports_;
-  sim::Pool<TxEntry, 256> tx_entries_;
   EnginePool send_engines_;
   EnginePool receive_engines_;
   std::uint32_t drop_next_ = 0;

@@ -149,35 +149,6 @@ struct Qp {
   QpCounters counters;
 };
 
-struct TxEntry {
-  link::PacketHandle packet;
-  std::uint32_t qp_index = 0;
-  std::uint32_t generation = 0;
-  std::uint32_t wqe_index = 0;
-  std::uint32_t payload_bytes = 0; ///< held in the port's payload buffer
-  sim::Time ready_at;              ///< headers built
-  bool payload_in = true;
-  bool is_request = false; ///< a requester packet (else a response)
-  bool last_of_message = false;
-};
-
-struct PortState {
-  link::Port port;
-  std::uint16_t lid = 0;
-  std::uint8_t index = 0;
-  std::array<std::uint8_t, 16> sl_to_vl{};
-  bool sl_to_vl_set = false;
-  sim::Ring<std::uint32_t> active;       ///< QP indices with packets to build, round robin
-  sim::Ring<TxHandle> data;              ///< built packets, in build order
-  sim::Ring<link::PacketHandle> control; ///< ACKs and NAKs, sent before data
-  std::uint32_t payload_buffered = 0;
-  std::uint32_t awaiting_payload = 0; ///< packets of `data` whose payload's DMA read has not completed
-  bool transmitting = false;
-  TxHandle sending; ///< the data packet on the wire, if any
-  sim::Time wake_at = sim::Time::max();
-  std::uint32_t wake_generation = 0;
-};
-
 struct DmaOp {
   Purpose purpose = Purpose::doorbell;
   std::uint32_t qp = 0;

@@ -171,7 +171,7 @@ void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
     w.packets = w.psn_count = packets_of(slot.wr.length_bytes, qp.mtu);
   }
   ++qp.req.processed;
-  activate(sim, qp); // its first packet's headers go on the engine before the next WQE
+  tx_.activate(sim, qp); // its first packet's headers go on the engine before the next WQE
   process_next_wqe(sim, qp);
 }
 
@@ -223,8 +223,8 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   const std::uint32_t interval = params_.ack_request_interval_packets;
   p.ack_request = qp.type == verbs::QpType::rc && (last || (interval > 0 && (i + 1) % interval == 0));
 
-  const TxHandle th = tx_entries_.acquire();
-  TxEntry& entry = tx_entries_[th];
+  const TxHandle th = tx_.new_entry();
+  TxEntry& entry = tx_.entry(th);
   entry.packet = packet;
   entry.qp_index = qp.index;
   entry.generation = qp.req.tx_generation;
@@ -236,10 +236,7 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   entry.payload_in = payload == 0 || wr.inline_data;
   if (payload > 0 && wr.inline_data && memory_.keeps_contents())
     h.payload.assign(slot.inline_bytes.begin() + i * qp.mtu, slot.inline_bytes.begin() + i * qp.mtu + payload);
-  port.data.push_back(th);
-  port.payload_buffered += payload;
-  if (!entry.payload_in)
-    read_payload(sim, qp, port, th, wr.local_address + std::uint64_t{i} * qp.mtu, payload);
+  tx_.queue(sim, port, th, wr.local_address + std::uint64_t{i} * qp.mtu);
 
   if (retransmission)
     ++qp.counters.retransmitted_packets;
@@ -271,6 +268,14 @@ void Hca::on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
     qp.req.highest_sent_psn = last_psn;
   if (qp.req.retry_deadline == sim::Time::max())
     arm_retry_timer(sim, qp);
+}
+
+void Hca::on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
+  // UC and UD requests complete when their last packet has left.
+  if (qp.type == verbs::QpType::rc || entry.generation != qp.req.tx_generation)
+    return;
+  qp.req.wqes[entry.wqe_index % qp.caps.max_send_wr].done = true;
+  complete_requests(sim, qp);
 }
 
 void Hca::arm_retry_timer(sim::Simulator& sim, Qp& qp) {
@@ -347,7 +352,7 @@ void Hca::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
   qp.req.next_psn = whole ? w.first_psn : psn;
   ++qp.req.tx_generation;
   arm_retry_timer(sim, qp);
-  activate(sim, qp);
+  tx_.activate(sim, qp);
 }
 
 void Hca::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h) {
@@ -496,7 +501,7 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
         arm_retry_timer(sim, qp);
     }
     complete_requests(sim, qp);
-    activate(sim, qp);
+    tx_.activate(sim, qp);
   }
 }
 

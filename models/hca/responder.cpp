@@ -88,7 +88,7 @@ void Hca::receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle handle)
 
 void Hca::consume_packet(sim::Simulator& sim, link::PacketHandle handle) {
   const link::Packet& p = wire_.packets[handle];
-  ports_[p.in_port - 1u].port.release(sim, p.vl, p.wire_bytes);
+  tx_.port(p.in_port - 1u).port.release(sim, p.vl, p.wire_bytes);
   core_.free_packet(handle);
 }
 
@@ -171,7 +171,7 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
                 new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, p.psn, qp.attr.dest_qpn);
             core_.headers_of(ack).original = r.original;
             core_.headers_of(ack).msn = qp.resp.msn;
-            send_control(sim, qp, ack);
+            tx_.send_control(sim, qp, ack);
             break;
           }
         }
@@ -221,7 +221,7 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
       core_.headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
       core_.headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
       core_.headers_of(nak).msn = qp.resp.msn;
-      send_control(sim, qp, nak);
+      tx_.send_control(sim, qp, nak);
       qp.resp.nak_sent = true; // the rest of the message is dropped silently until the retry
     } else {
       qp.resp.message_failed = true;
@@ -385,7 +385,7 @@ void Hca::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn
   TransportHeaders& h = core_.headers_of(ack);
   h.syndrome = static_cast<std::uint8_t>(syndrome);
   h.msn = qp.resp.msn;
-  send_control(sim, qp, ack);
+  tx_.send_control(sim, qp, ack);
 }
 
 void Hca::start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h) {
@@ -401,7 +401,7 @@ void Hca::start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& r
   job.next_packet = 0;
   qp.resp.read_jobs.push_back(job);
   ++qp.resp.busy;
-  activate(sim, qp);
+  tx_.activate(sim, qp);
 }
 
 bool Hca::responder_can_build(const Qp& qp) const {
@@ -422,8 +422,8 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   h.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   h.msn = qp.resp.msn;
 
-  const TxHandle th = tx_entries_.acquire();
-  TxEntry& entry = tx_entries_[th];
+  const TxHandle th = tx_.new_entry();
+  TxEntry& entry = tx_.entry(th);
   entry.packet = packet;
   entry.qp_index = qp.index;
   entry.generation = qp.req.tx_generation;
@@ -438,10 +438,7 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
     entry.ready_at = engine_build_time(sim, qp);
   }
   entry.payload_in = payload == 0;
-  port.data.push_back(th);
-  port.payload_buffered += payload;
-  if (payload > 0)
-    read_payload(sim, qp, port, th, job.address + std::uint64_t{i} * qp.mtu, payload);
+  tx_.queue(sim, port, th, job.address + std::uint64_t{i} * qp.mtu);
   if (++job.next_packet == job.packets) {
     qp.resp.read_jobs.pop_front();
     --qp.resp.busy;
@@ -478,7 +475,7 @@ void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   ah.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   ah.msn = qp.resp.msn;
   ah.original = original;
-  send_control(sim, qp, ack);
+  tx_.send_control(sim, qp, ack);
   atomics_.release(sim, bucket);
 }
 
