@@ -17,8 +17,9 @@
 //              built and written to the CQ in host memory by DMA write; the program sees it when it is visible.
 // RC recovers losses with go-back-N (sequence NAKs and the retry timer, limited by retry_cnt) and waits out RNR
 // NAKs (rnr_retry); a QP that exhausts them goes to the error state and flushes its work requests.
-// Left out: multiple scatter/gather entries, memory registration keys and their checks
-// beyond bounds, the QP-context cache and its misses, GRH/global routing, APM, and multicast.
+// Left out: multiple scatter/gather entries, memory registration keys and their checks beyond bounds, GRH/global
+// routing, APM, and multicast. The code is the pipeline's stages behind this face (docs/models/hca.md, "Code
+// structure").
 #pragma once
 
 #include <array>
