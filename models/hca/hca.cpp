@@ -1,5 +1,5 @@
-// Wiring, event dispatch, and the transmit side of the HCA's ports: the packet builder that takes QPs round robin
-// and the transmitter that sends built packets in order, control packets (ACKs, NAKs) first.
+// Wiring and event dispatch: each event and each finished PCIe transaction goes to the stage it is for; what
+// waited for a QP's context resumes; the send engines' time for a packet's headers.
 #include "models/hca/hca.h"
 
 #include <algorithm>
@@ -322,7 +322,7 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
   completions_.on_visible(h); // completion writer
 }
 
-// ---- QP contexts.
+// ---- What waited for a QP context.
 
 void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
   contexts_.on_read(qp.index);

@@ -308,7 +308,7 @@ private:
   AtomicUnit atomics_;
   CompletionWriter completions_;
   Transmitter tx_;
-  // Not yet stages of their own.
+  // The engines, and what the requester and responder (not yet stages of their own) keep.
   EnginePool send_engines_;
   EnginePool receive_engines_;
   std::uint32_t drop_next_ = 0;
