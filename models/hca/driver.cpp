@@ -10,15 +10,7 @@
 namespace ib::hca {
 
 std::uint32_t Hca::create_cq(std::uint32_t depth, sim::Signal* signal) {
-  if (depth == 0)
-    throw std::invalid_argument("a CQ needs at least one entry");
-  Cq cq;
-  cq.depth = depth;
-  cq.address = memory_.allocate(std::uint64_t{depth} * params_.cqe_bytes);
-  cq.ring.resize(depth);
-  cq.signal = signal;
-  cqs_.push_back(std::move(cq));
-  return static_cast<std::uint32_t>(cqs_.size() - 1);
+  return completions_.create_cq(depth, signal);
 }
 
 std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq,
@@ -27,12 +19,12 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   if (caps.max_send_wr == 0 || caps.max_send_wr > params_.max_qp_wr ||
       (own_rq && (caps.max_recv_wr == 0 || caps.max_recv_wr > params_.max_qp_wr)))
     throw std::invalid_argument("queue depths must be 1.." + std::to_string(params_.max_qp_wr));
-  if (!own_rq && caps.srq >= srqs_.size())
+  if (!own_rq && caps.srq >= recv_.srq_count())
     throw std::invalid_argument("no SRQ " + std::to_string(caps.srq));
   if (caps.max_inline_data > params_.max_inline_data_bytes)
     throw std::invalid_argument("max_inline_data above the device's " + std::to_string(params_.max_inline_data_bytes) +
                                 " bytes");
-  if (send_cq >= cqs_.size() || recv_cq >= cqs_.size())
+  if (send_cq >= completions_.cq_count() || recv_cq >= completions_.cq_count())
     throw std::invalid_argument("no such CQ");
   Qp qp;
   qp.type = type;
@@ -55,52 +47,23 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   qp.sq.address = memory_.allocate(qp.sq.bytes);
   qp.sq.slots.resize(caps.max_send_wr);
   qp.req.wqes.resize(caps.max_send_wr);
-  if (own_rq) {
-    qp.resp.rq = new_recv_queue(caps.max_recv_wr);
-    recv_queues_[qp.resp.rq].owner = qp.index;
-  } else {
-    qp.resp.rq = srqs_[caps.srq].rq;
-    srqs_[caps.srq].attached.push_back(qp.index);
-  }
+  qp.resp.rq = own_rq ? recv_.create(caps.max_recv_wr, qp.index) : recv_.attach(caps.srq, qp.index);
   qp.resp.atomic_results.resize(std::max<std::uint32_t>(params_.max_qp_dest_rd_atom, 1));
-  qp.context_address = memory_.allocate(params_.qp_context_bytes);
+  contexts_.create(qp.index);
   qps_.push_back(std::move(qp));
-  // The firmware command that creates the QP writes its context: it starts on the adapter.
-  contexts_.grow(static_cast<std::uint32_t>(qps_.size()));
-  contexts_.insert(qps_.back().index);
   return qps_.back().qpn;
 }
 
-std::uint32_t Hca::new_recv_queue(std::uint32_t depth) {
-  RecvQueue rq;
-  rq.depth = depth;
-  rq.address = memory_.allocate(std::uint64_t{depth} * params_.recv_wqe_bytes);
-  rq.ring.resize(depth);
-  recv_queues_.push_back(std::move(rq));
-  return static_cast<std::uint32_t>(recv_queues_.size() - 1);
-}
-
 std::uint32_t Hca::create_srq(std::uint32_t depth) {
-  if (depth == 0 || depth > params_.max_qp_wr)
-    throw std::invalid_argument("SRQ depth must be 1.." + std::to_string(params_.max_qp_wr));
-  const std::uint32_t rq = new_recv_queue(depth);
-  recv_queues_[rq].shared = true;
-  recv_queues_[rq].owner = static_cast<std::uint32_t>(srqs_.size());
-  SharedRecvQueue srq;
-  srq.rq = rq;
-  srq.busy.assign(depth, 0);
-  srqs_.push_back(std::move(srq));
-  return static_cast<std::uint32_t>(srqs_.size() - 1);
+  return recv_.create_srq(depth);
 }
 
 void Hca::arm_srq_limit(std::uint32_t srq, std::uint32_t limit, sim::Signal* signal) {
-  SharedRecvQueue& shared = srqs_.at(srq);
-  shared.limit = limit;
-  shared.limit_signal = signal;
+  recv_.arm_srq_limit(srq, limit, signal);
 }
 
 std::uint64_t Hca::srq_limit_events(std::uint32_t srq) const {
-  return srqs_.at(srq).limit_events;
+  return recv_.srq_limit_events(srq);
 }
 
 verbs::QpState Hca::qp_state(std::uint32_t qpn) const {
@@ -122,7 +85,7 @@ std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpStat
   case S::init:
     if (qp.state != S::reset)
       return "INIT: expected a QP in RESET";
-    if (attr.port < 1 || attr.port > ports_.size())
+    if (attr.port < 1 || attr.port > tx_.ports().size())
       return "INIT: port " + std::to_string(attr.port) + " does not exist";
     qp.attr.port = attr.port;
     qp.attr.qkey = attr.qkey;
@@ -222,7 +185,7 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
   if (posted == 0)
     return result;
   // One doorbell per post: BlueFlame copies a lone small WQE through write-combining MMIO instead.
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::doorbell), qp.index);
+  const DmaHandle op = core_.new_op(sim, Purpose::doorbell, qp.index);
   ops_[op].count = qp.sq.posted;
   const bool blueflame = qp.caps.blueflame && posted == 1 && last_wqe_bytes <= params_.blueflame_buffer_bytes;
   ops_[op].blueflame = blueflame;
@@ -247,62 +210,29 @@ verbs::PostResult Hca::post_recv(sim::Simulator& sim, std::uint32_t qpn, std::sp
   (void)sim;
   Qp& qp = qp_by_qpn(qpn);
   if (qp.state == verbs::QpState::reset || qp.state == verbs::QpState::error ||
-      recv_queues_[qp.resp.rq].shared) // a QP on an SRQ has no receive queue of its own (EINVAL)
+      recv_.shared(qp.resp.rq)) // a QP on an SRQ has no receive queue of its own (EINVAL)
     return {verbs::PostError::invalid_state, 0};
-  return post_to(recv_queues_[qp.resp.rq], wrs);
+  return recv_.post(qp.resp.rq, wrs);
 }
 
 verbs::PostResult Hca::post_srq_recv(sim::Simulator& sim, std::uint32_t srq, std::span<const verbs::RecvWr> wrs) {
   (void)sim;
-  return post_to(recv_queues_[srqs_.at(srq).rq], wrs);
+  return recv_.post(recv_.srq_queue(srq), wrs);
 }
 
-verbs::PostResult Hca::post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs) {
-  std::uint32_t posted = 0;
-  for (const verbs::RecvWr& wr : wrs) {
-    // The next slot must be free: an SRQ's WQEs complete in the order their QPs' messages finish.
-    const std::uint32_t slot = rq.posted % rq.depth;
-    if (rq.posted - rq.completed >= rq.depth || (rq.shared && srqs_[rq.owner].busy[slot] != 0))
-      return {verbs::PostError::queue_full, posted};
-    // The receive WQE goes to the ring and the doorbell record in host memory: no MMIO (mlx5).
-    rq.ring[slot] = wr;
-    if (rq.shared)
-      srqs_[rq.owner].busy[slot] = 1;
-    ++rq.posted;
-    ++posted;
-  }
-  return {};
-}
-
-int Hca::poll_cq(std::uint32_t cq_index, std::span<verbs::WorkCompletion> out) {
-  Cq& cq = cqs_.at(cq_index);
-  if (cq.overrun)
-    return -1;
-  int n = 0;
-  while (cq.consumed != cq.visible && static_cast<std::size_t>(n) < out.size()) {
-    const CqEntry& e = cq.ring[cq.consumed % cq.depth];
-    out[static_cast<std::size_t>(n++)] = e.wc;
+int Hca::poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out) {
+  return completions_.poll(cq, out, [this](const CqEntry& e) {
     Qp& qp = qps_[e.qp_index];
     // A completion frees its WQE and every unsignaled one before it.
-    if (e.is_send) {
+    if (e.is_send)
       qp.sq.freed = std::max(qp.sq.freed, e.wqe_index + 1);
-    } else {
-      // A QP's own queue frees in order, up to the completed WQE; an SRQ frees just that WQE's slot.
-      RecvQueue& rq = recv_queues_[qp.resp.rq];
-      if (rq.shared) {
-        srqs_[rq.owner].busy[e.wqe_index % rq.depth] = 0;
-        ++rq.completed;
-      } else if (static_cast<std::int32_t>(e.wqe_index - rq.completed) >= 0) {
-        rq.completed = e.wqe_index + 1;
-      }
-    }
-    ++cq.consumed;
-  }
-  return n;
+    else
+      recv_.complete(qp.resp.rq, e.wqe_index);
+  });
 }
 
 std::uint32_t Hca::cq_ready(std::uint32_t cq) const {
-  return cqs_.at(cq).visible - cqs_.at(cq).consumed;
+  return completions_.ready(cq);
 }
 
 } // namespace ib::hca

@@ -1,5 +1,5 @@
-// Wiring, event dispatch, and the transmit side of the HCA's ports: the packet builder that takes QPs round robin
-// and the transmitter that sends built packets in order, control packets (ACKs, NAKs) first.
+// Wiring and event dispatch: each event and each finished PCIe transaction goes to the stage it is for; what
+// waited for a QP's context resumes; the send engines' time for a packet's headers.
 #include "models/hca/hca.h"
 
 #include <algorithm>
@@ -41,46 +41,43 @@ std::uint32_t send_wqe_bytes(verbs::QpType type, const verbs::SendWr& wr, std::u
 
 Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParams& host, sim::Target self,
          std::uint32_t component_id, Wire& wire, pcie::HostMemory& memory)
-    : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory) {
-  bus_ = std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this);
-  ports_.resize(params.port_count);
-  for (std::uint8_t i = 0; i < params.port_count; ++i)
-    ports_[i].index = i;
+    : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
+      bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
+      core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, contexts_(core_), recv_(core_), atomics_(core_),
+      completions_(core_), tx_(core_, *this) {
   send_engines_.resize(params.send_engines);
   receive_engines_.resize(params.receive_engines);
-  contexts_ = QpContextCache(params.qp_context_cache_entries);
-  atomic_bucket_busy_.assign(params.atomic_lock_buckets, 0);
 }
 
 Hca::~Hca() = default;
 
 link::Port& Hca::port(std::uint8_t number) {
-  return ports_[number - 1u].port;
+  return tx_.port(number - 1u).port;
 }
 void Hca::set_lid(std::uint8_t port_number, std::uint16_t lid) {
-  ports_[port_number - 1u].lid = lid;
+  tx_.port(port_number - 1u).lid = lid;
 }
 std::uint16_t Hca::lid(std::uint8_t port_number) const {
-  return ports_[port_number - 1u].lid;
+  return tx_.port(port_number - 1u).lid;
 }
 
 void Hca::set_sl_to_vl(std::uint8_t port_number, const std::array<std::uint8_t, 16>& table) {
-  PortState& p = ports_[port_number - 1u];
+  PortState& p = tx_.port(port_number - 1u);
   p.sl_to_vl = table;
   p.sl_to_vl_set = true;
 }
 
-Hca::Qp* Hca::find_qp(std::uint32_t qpn) {
+Qp* Hca::find_qp(std::uint32_t qpn) {
   const std::uint32_t index = qpn - 2;
   return qpn >= 2 && index < qps_.size() ? &qps_[index] : nullptr;
 }
-Hca::Qp& Hca::qp_by_qpn(std::uint32_t qpn) {
+Qp& Hca::qp_by_qpn(std::uint32_t qpn) {
   Qp* qp = find_qp(qpn);
   if (qp == nullptr)
     throw std::invalid_argument("no QP " + std::to_string(qpn));
   return *qp;
 }
-const Hca::Qp& Hca::qp_by_qpn(std::uint32_t qpn) const {
+const Qp& Hca::qp_by_qpn(std::uint32_t qpn) const {
   return const_cast<Hca*>(this)->qp_by_qpn(qpn);
 }
 std::uint32_t Hca::qp_count() const {
@@ -126,14 +123,6 @@ QpCounters Hca::totals() const {
   return t;
 }
 
-Hca::DmaHandle Hca::new_op(const sim::Simulator& sim, std::uint8_t purpose, std::uint32_t qp) {
-  const DmaHandle h = ops_.acquire();
-  ops_[h].purpose = static_cast<Purpose>(purpose);
-  ops_[h].qp = qp;
-  ops_[h].issued = sim.now();
-  return h;
-}
-
 void Hca::trace_op(const sim::Simulator& sim, const DmaOp& op) {
   static constexpr std::string_view names[] = {"doorbell",
                                                "WQE read",
@@ -154,9 +143,7 @@ void Hca::trace_op(const sim::Simulator& sim, const DmaOp& op) {
   // A receive WQE read belongs to its queue's QP (an SRQ's go on the track of the first QP it serves).
   std::uint32_t qp_index = op.qp;
   if (op.purpose == Purpose::recv_wqe_fetch) {
-    const RecvQueue& rq = recv_queues_[op.qp];
-    const std::vector<std::uint32_t>* attached = rq.shared ? &srqs_[rq.owner].attached : nullptr;
-    qp_index = attached == nullptr ? rq.owner : attached->empty() ? 0 : attached->front();
+    qp_index = recv_.trace_qp(op.qp);
   }
   const std::uint32_t qpn = cqe ? op.cqe.wc.qp_num : qp_index + 2;
   if (!tracer_->wants(component_id_, qpn, op.issued, sim.now()))
@@ -177,8 +164,7 @@ void Hca::trace_program(const sim::Simulator& sim, std::uint32_t qpn, std::strin
 
 void Hca::set_tracer(sim::Tracer* tracer) {
   tracer_ = tracer;
-  for (PortState& p : ports_)
-    p.port.set_tracer(tracer);
+  tx_.set_tracer(tracer);
 }
 
 link::PacketHandle Hca::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
@@ -192,22 +178,13 @@ link::PacketHandle Hca::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_
   p.opcode = opcode;
   p.payload_bytes = payload;
   p.wire_bytes = link::wire_bytes(transport, opcode, payload, false);
-  p.slid = ports_[0].lid;
+  p.slid = tx_.port(0).lid;
   p.dlid = dlid;
   p.sl = sl;
   p.dest_qpn = dest_qpn;
   p.psn = psn & psn_mask;
   p.transport_headers = wire_.headers.acquire().value;
   return h;
-}
-
-TransportHeaders& Hca::headers_of(link::PacketHandle packet) {
-  return wire_.headers[sim::Handle<TransportHeaders>{wire_.packets[packet].transport_headers}];
-}
-
-void Hca::free_packet(link::PacketHandle packet) {
-  wire_.headers.release(sim::Handle<TransportHeaders>{wire_.packets[packet].transport_headers});
-  wire_.packets.release(packet);
 }
 
 void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
@@ -218,28 +195,24 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
   switch (static_cast<Kind>(event.kind)) {
   case Kind::packet_arrives: {
     const link::PacketHandle packet{event.handle};
-    on_packet_arrives(sim, ports_[wire_.packets[packet].in_port - 1u], packet);
+    on_packet_arrives(sim, tx_.port(wire_.packets[packet].in_port - 1u), packet);
     return;
   }
   case Kind::flow_control_arrives: {
-    PortState& p = ports_[link::Port::port_of(event) - 1u];
+    PortState& p = tx_.port(link::Port::port_of(event) - 1u);
     p.port.on_flow_control_arrives(sim);
-    try_transmit(sim, p);
+    tx_.try_transmit(sim, p);
     return;
   }
   case Kind::flow_control_refresh:
-    ports_[link::Port::port_of(event) - 1u].port.on_flow_control_refresh(sim);
+    tx_.port(link::Port::port_of(event) - 1u).port.on_flow_control_refresh(sim);
     return;
   case Kind::tx_done:
-    on_tx_done(sim, ports_[event.handle]);
+    tx_.on_tx_done(sim, tx_.port(event.handle));
     return;
-  case Kind::tx_wake: {
-    PortState& p = ports_[event.handle];
-    if (event.generation == p.wake_generation)
-      p.wake_at = sim::Time::max();
-    pump_tx(sim, p);
+  case Kind::tx_wake:
+    tx_.on_wake(sim, event.handle, event.generation);
     return;
-  }
   case Kind::doorbell_ready:
     on_doorbell(sim, DmaHandle{event.handle});
     return;
@@ -249,14 +222,9 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
   case Kind::rx_processed:
     on_rx_processed(sim, link::PacketHandle{event.handle});
     return;
-  case Kind::cqe_ready: {
-    const DmaHandle op{event.handle};
-    const std::uint32_t cq = ops_[op].qp;
-    ++pcie_.cqe_writes;
-    bus_->dma_write(sim, cqs_[cq].address + (ops_[op].count % cqs_[cq].depth) * params_.cqe_bytes, params_.cqe_bytes,
-                    op.value);
+  case Kind::cqe_ready:
+    completions_.on_built(sim, DmaHandle{event.handle});
     return;
-  }
   case Kind::retry_timer:
     on_retry_timer(sim, qps_[event.handle]);
     return;
@@ -264,8 +232,7 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
     on_rnr_timer(sim, qps_[event.handle]);
     return;
   case Kind::atomic_issue:
-    ++pcie_.atomic_reads;
-    bus_->dma_read(sim, ops_[DmaHandle{event.handle}].address, 8, event.handle);
+    atomics_.issue(sim, DmaHandle{event.handle});
     return;
   case Kind::first_bus_kind:
     break;
@@ -291,22 +258,25 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     on_wqe_fetch_done(sim, h); // requester
     return;
   case Purpose::payload_read:
-    on_payload_read_done(sim, h); // transmitter
+    tx_.on_payload_read_done(sim, h); // transmitter
     return;
   case Purpose::recv_wqe_fetch: {
-    RecvQueue& rq = recv_queues_[op.qp]; // receive queue
+    const std::uint32_t rq = op.qp; // receive queues
     ops_.release(h);
-    on_recv_wqes_fetched(sim, rq);
+    recv_.on_fetched(sim, rq, [&](std::uint32_t qp) {
+      if (!qps_[qp].resp.parked.empty())
+        drain_parked(sim, qps_[qp]);
+    });
     return;
   }
   case Purpose::qp_context: {
-    Qp& qp = qps_[op.qp]; // QP-context cache
+    Qp& qp = qps_[op.qp]; // QP contexts
     ops_.release(h);
     on_context_read(sim, qp);
     return;
   }
   case Purpose::atomic_read:
-    on_atomic_read_done(sim, h); // responder's atomic unit
+    atomics_.on_read_done(sim, h); // responder's atomic unit
     return;
   default:
     throw sim::InvariantViolation("hca-dma", "hca", "a read completed for a transaction that is not a read", "");
@@ -347,36 +317,15 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
     ops_.release(h); // payload placements and atomic writes: their packets went at dma_write_done
     return;
   }
-  on_cqe_visible(sim, h); // completion writer
+  if (tracer_ != nullptr)
+    trace_op(sim, op);
+  completions_.on_visible(h); // completion writer
 }
 
-// ---- QP contexts.
-
-bool Hca::context_ready(sim::Simulator& sim, Qp& qp) {
-  if (!qp.context_loading && contexts_.touch(qp.index))
-    return true;
-  if (!qp.context_loading) {
-    qp.context_loading = true;
-    if (context_reads_ < params_.qp_context_max_reads)
-      read_context(sim, qp);
-    else
-      context_queue_.push_back(qp.index);
-  }
-  return false;
-}
-
-void Hca::read_context(sim::Simulator& sim, Qp& qp) {
-  ++context_reads_;
-  ++pcie_.qp_context_reads;
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::qp_context), qp.index);
-  ops_[op].bytes = params_.qp_context_bytes;
-  bus_->dma_read(sim, qp.context_address, params_.qp_context_bytes, op.value);
-}
+// ---- What waited for a QP context.
 
 void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
-  --context_reads_;
-  qp.context_loading = false;
-  contexts_.insert(qp.index);
+  contexts_.on_read(qp.index);
   // What waited goes on in arrival order: the fetched WQEs, then the received packets.
   if (qp.wqes_waiting > 0) {
     const std::uint32_t count = qp.wqes_waiting;
@@ -385,184 +334,14 @@ void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
   }
   for (; !qp.rx_waiting.empty(); qp.rx_waiting.pop_front())
     receive_packet(sim, qp, qp.rx_waiting.front());
-  while (context_reads_ < params_.qp_context_max_reads && !context_queue_.empty()) {
-    Qp& next = qps_[context_queue_.front()];
-    context_queue_.pop_front();
-    read_context(sim, next);
-  }
+  contexts_.read_queued(sim);
 }
 
-// ---- Transmit side.
-
-void Hca::activate(sim::Simulator& sim, Qp& qp) {
-  if (qp.req.active)
-    return;
-  PortState& port = ports_[qp.attr.port - 1u];
-  qp.req.active = true;
-  port.active.push_back(qp.index);
-  pump_tx(sim, port);
-}
-
-void Hca::wake_tx(sim::Simulator& sim, PortState& port, sim::Time at) {
-  if (at >= port.wake_at)
-    return;
-  port.wake_at = at;
-  sim.schedule(at, self_, static_cast<std::uint8_t>(Kind::tx_wake), port.index, ++port.wake_generation);
-}
-
-void Hca::pump_tx(sim::Simulator& sim, PortState& port) {
-  // The builder takes QPs round robin, one packet per turn, while the port's payload buffer has room and a few
-  // packets per send engine are waiting; each packet's headers are built on its QP's send engine
-  // (engine_build_time), so that packets from different engines are built in parallel. Packets whose payload is
-  // still being read are bounded by the payload buffer alone: the builder goes on while their DMA reads are out,
-  // or a small READ response would hold a send engine's share for a whole host round trip.
-  const std::uint32_t max_waiting = 4 * params_.send_engines;
-  while (!port.active.empty() && port.data.size() - port.awaiting_payload < max_waiting) {
-    const std::uint32_t index = port.active.front();
-    Qp& qp = qps_[index];
-    const bool response = responder_can_build(qp);
-    if (!response && !requester_can_build(qp)) {
-      port.active.pop_front();
-      qp.req.active = false;
-      continue;
-    }
-    // Room for a full packet's payload; the QP keeps its turn until a packet leaves and frees some.
-    if (port.payload_buffered > 0 && port.payload_buffered + qp.mtu > params_.tx_payload_buffer_bytes)
-      break;
-    port.active.pop_front();
-    if (response)
-      build_response_packet(sim, port, qp);
-    else
-      build_request_packet(sim, port, qp);
-    if (responder_can_build(qp) || requester_can_build(qp))
-      port.active.push_back(index);
-    else
-      qp.req.active = false;
-  }
-  try_transmit(sim, port);
-}
-
-void Hca::on_payload_read_done(sim::Simulator& sim, DmaHandle h) {
-  // The packet's data is in: it may leave.
-  const DmaOp& op = ops_[h];
-  TxEntry& entry = tx_entries_[op.tx];
-  if (memory_.keeps_contents()) {
-    TransportHeaders& hd = headers_of(entry.packet);
-    hd.payload.resize(op.bytes);
-    memory_.read(op.address, hd.payload);
-  }
-  entry.payload_in = true;
-  PortState& port = ports_[op.port];
-  --port.awaiting_payload;
-  ops_.release(h);
-  try_transmit(sim, port);
-}
-
-void Hca::read_payload(sim::Simulator& sim, const Qp& qp, PortState& port, TxHandle tx, std::uint64_t address,
-                       std::uint32_t bytes) {
-  ++port.awaiting_payload;
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::payload_read), qp.index);
-  ops_[op].tx = tx;
-  ops_[op].port = port.index;
-  ops_[op].address = address;
-  ops_[op].bytes = bytes;
-  ++pcie_.payload_reads;
-  pcie_.payload_read_bytes += bytes;
-  bus_->dma_read(sim, address, bytes, op.value);
-}
+// ---- The send engines.
 
 sim::Time Hca::engine_build_time(sim::Simulator& sim, Qp& qp) {
   contexts_.touch(qp.index); // the engine holds it while it works for the QP: a use, never a miss
   return send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.tx_packet_processing);
-}
-
-void Hca::send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet) {
-  PortState& port = ports_[qp.attr.port - 1u];
-  wire_.packets[packet].slid = port.lid;
-  port.control.push_back(packet);
-  try_transmit(sim, port);
-}
-
-void Hca::try_transmit(sim::Simulator& sim, PortState& port) {
-  const sim::Time now = sim.now();
-  if (port.transmitting || !port.port.may_start(now))
-    return;
-  const auto vl_of = [&](const link::Packet& p) {
-    return port.sl_to_vl_set ? port.sl_to_vl[p.sl & 15] : link::default_vl(p.sl, port.port.data_vls());
-  };
-  if (!port.control.empty()) {
-    const link::PacketHandle h = port.control.front();
-    link::Packet& p = wire_.packets[h];
-    const std::uint8_t vl = vl_of(p);
-    if (!port.port.has_credits(now, vl, p.wire_bytes)) {
-      port.port.note_blocked(sim);
-      return;
-    }
-    port.control.pop_front();
-    p.injected_at = now;
-    const sim::Time done = port.port.send(sim, wire_.packets, h, vl, now);
-    port.transmitting = true;
-    port.sending = TxHandle{};
-    sim.schedule(done, self_, static_cast<std::uint8_t>(Kind::tx_done), port.index);
-    return;
-  }
-  while (!port.data.empty()) {
-    const TxHandle th = port.data.front();
-    TxEntry& entry = tx_entries_[th];
-    if (!entry.payload_in)
-      return; // its DMA read wakes us
-    if (entry.generation != qps_[entry.qp_index].req.tx_generation) {
-      // Built before a rewind: go-back-N rebuilds it.
-      port.data.pop_front();
-      port.payload_buffered -= entry.payload_bytes;
-      free_packet(entry.packet);
-      tx_entries_.release(th);
-      continue;
-    }
-    if (entry.ready_at > now) {
-      wake_tx(sim, port, entry.ready_at);
-      return;
-    }
-    link::Packet& p = wire_.packets[entry.packet];
-    const std::uint8_t vl = vl_of(p);
-    if (!port.port.has_credits(now, vl, p.wire_bytes)) {
-      port.port.note_blocked(sim);
-      return;
-    }
-    port.data.pop_front();
-    p.injected_at = now;
-    p.slid = port.lid;
-    Qp& qp = qps_[entry.qp_index];
-    ++qp.counters.packets_sent;
-    const sim::Time done = port.port.send(sim, wire_.packets, entry.packet, vl, now);
-    port.transmitting = true;
-    port.sending = th;
-    if (entry.is_request)
-      on_request_sent(sim, qp, entry);
-    sim.schedule(done, self_, static_cast<std::uint8_t>(Kind::tx_done), port.index);
-    return;
-  }
-  port.port.flush_flow_control(sim);
-}
-
-void Hca::on_tx_done(sim::Simulator& sim, PortState& port) {
-  port.transmitting = false;
-  if (port.sending.valid()) {
-    TxEntry& entry = tx_entries_[port.sending];
-    port.payload_buffered -= entry.payload_bytes;
-    Qp& qp = qps_[entry.qp_index];
-    // UC and UD requests complete when their last packet has left.
-    if (entry.is_request && entry.last_of_message && qp.type != verbs::QpType::rc &&
-        entry.generation == qp.req.tx_generation) {
-      qp.req.wqes[entry.wqe_index % qp.caps.max_send_wr].done = true;
-      complete_requests(sim, qp);
-    }
-    tx_entries_.release(port.sending);
-    port.sending = TxHandle{};
-  }
-  pump_tx(sim, port);
-  if (!port.transmitting)
-    port.port.flush_flow_control(sim);
 }
 
 std::string Hca::check_quiescent() const {
@@ -574,7 +353,7 @@ std::string Hca::check_quiescent() const {
              " send work requests never completed";
     if (!qp.resp.parked.empty())
       return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
-    if (qp.context_loading || !qp.rx_waiting.empty())
+    if (contexts_.loading(qp.index) || !qp.rx_waiting.empty())
       return "QP " + std::to_string(qp.qpn) + ": still waiting for its context";
     if (!qp.resp.claims.empty())
       return "QP " + std::to_string(qp.qpn) + ": receive WQEs claimed by messages never placed";
@@ -584,7 +363,7 @@ std::string Hca::check_quiescent() const {
       return "QP " + std::to_string(qp.qpn) + ": " + std::to_string(qp.counters.rc_messages_accepted) +
              " messages accepted but " + std::to_string(qp.counters.messages_received) + " delivered";
   }
-  for (const PortState& p : ports_)
+  for (const PortState& p : tx_.ports())
     if (!p.data.empty() || !p.control.empty())
       return "port " + std::to_string(p.index + 1) + ": packets still queued";
   if (!bus_->idle())

@@ -17,8 +17,9 @@
 //              built and written to the CQ in host memory by DMA write; the program sees it when it is visible.
 // RC recovers losses with go-back-N (sequence NAKs and the retry timer, limited by retry_cnt) and waits out RNR
 // NAKs (rnr_retry); a QP that exhausts them goes to the error state and flushes its work requests.
-// Left out: multiple scatter/gather entries, memory registration keys and their checks
-// beyond bounds, the QP-context cache and its misses, GRH/global routing, APM, and multicast.
+// Left out: multiple scatter/gather entries, memory registration keys and their checks beyond bounds, GRH/global
+// routing, APM, and multicast. The code is the pipeline's stages behind this face (docs/models/hca.md, "Code
+// structure").
 #pragma once
 
 #include <array>
@@ -28,9 +29,14 @@
 #include <string>
 #include <vector>
 
+#include "models/hca/atomic_unit.h"
+#include "models/hca/completion_writer.h"
+#include "models/hca/core.h"
 #include "models/hca/engines.h"
 #include "models/hca/params.h"
-#include "models/hca/qp_context_cache.h"
+#include "models/hca/qp_contexts.h"
+#include "models/hca/receive_queues.h"
+#include "models/hca/transmitter.h"
 #include "models/hca/verbs.h"
 #include "models/link/link.h"
 #include "models/pcie/bus.h"
@@ -113,6 +119,11 @@ struct PcieCounters {
   std::uint64_t atomic_reads = 0, atomic_writes = 0;
   std::uint64_t qp_context_reads = 0; ///< QP-context cache misses, each a DMA read of the context
 };
+
+// The model's own state (hca_state.h) and its pipeline stages; not for other models.
+struct Qp;
+struct DmaOp;
+using DmaHandle = sim::Handle<DmaOp>;
 
 class Hca : public pcie::BusClient {
 public:
@@ -217,45 +228,23 @@ public:
   void mmio_arrived(sim::Simulator& sim, std::uint32_t token) override;
 
 private:
-  struct Qp;
-  struct RecvQueue;
-  struct SharedRecvQueue;
-  struct Cq;
-  struct PortState;
-  struct TxEntry;
-  struct DmaOp;
-  using TxHandle = sim::Handle<TxEntry>;
-  using DmaHandle = sim::Handle<DmaOp>;
+  // The transmitter takes packets from the requester's and responder's builders, and tells the requester when its
+  // packets leave.
+  friend class Transmitter;
 
-  // hca.cpp: wiring, events, the transmit side of the ports.
+  // hca.cpp: wiring, events, the routing of each finished transaction back to its stage.
   Qp& qp_by_qpn(std::uint32_t qpn);
   const Qp& qp_by_qpn(std::uint32_t qpn) const;
   Qp* find_qp(std::uint32_t qpn);
-  DmaHandle new_op(const sim::Simulator& sim, std::uint8_t purpose, std::uint32_t qp);
   void trace_op(const sim::Simulator& sim, const DmaOp& op);
   static constexpr std::uint32_t pcie_track = 1'000'000;    ///< trace threads: PCIe work per QP
   static constexpr std::uint32_t program_track = 2'000'000; ///< and the program's verbs calls per QP
-  void activate(sim::Simulator& sim, Qp& qp);
-  void pump_tx(sim::Simulator& sim, PortState& port);
-  void try_transmit(sim::Simulator& sim, PortState& port);
-  void wake_tx(sim::Simulator& sim, PortState& port, sim::Time at);
-  void on_tx_done(sim::Simulator& sim, PortState& port);
   link::PacketHandle new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
                                 std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn);
-  TransportHeaders& headers_of(link::PacketHandle packet);
-  void free_packet(link::PacketHandle packet);
-  void send_control(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   /// When the QP's send engine will have built the headers of a packet it starts on now.
   sim::Time engine_build_time(sim::Simulator& sim, Qp& qp);
-  /// Reads the payload of the packet queued as `tx` on `port` from host memory (a request's data, or a READ
-  /// response's); the packet may leave once it is in.
-  void read_payload(sim::Simulator& sim, const Qp& qp, PortState& port, TxHandle tx, std::uint64_t address,
-                    std::uint32_t bytes);
-  void on_payload_read_done(sim::Simulator& sim, DmaHandle op);
 
-  /// True if the QP's context is on the adapter (and marks it used); else starts (or queues) its read and false.
-  bool context_ready(sim::Simulator& sim, Qp& qp);
-  void read_context(sim::Simulator& sim, Qp& qp);
+  /// Its context is on the adapter: what waited for it goes on.
   void on_context_read(sim::Simulator& sim, Qp& qp);
   /// Hands `count` fetched WQEs to the send engines.
   void process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count);
@@ -272,6 +261,8 @@ private:
   bool requester_can_build(const Qp& qp) const;
   void build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp);
   void on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
+  /// The last packet of a request has left the port.
+  void on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
   void on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h);
   void on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   void acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
@@ -281,9 +272,6 @@ private:
   void on_retry_timer(sim::Simulator& sim, Qp& qp);
   void on_rnr_timer(sim::Simulator& sim, Qp& qp);
   void fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status);
-  void write_cqe(sim::Simulator& sim, std::uint32_t cq, const verbs::WorkCompletion& wc, std::uint32_t qp_index,
-                 std::uint32_t wqe_index, bool is_send);
-  void on_cqe_visible(sim::Simulator& sim, DmaHandle op);
 
   // responder.cpp: received packets.
   void on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle packet);
@@ -292,22 +280,14 @@ private:
   void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   /// Claims the next RECV WQE of the QP's receive queue for an accepted message; false if none is posted.
   bool claim_recv(sim::Simulator& sim, Qp& qp);
-  /// Reads WQEs into the queue's cache when a claim is waiting for one or the cache has run below half.
-  void fetch_recv_wqes(sim::Simulator& sim, RecvQueue& rq);
-  void on_recv_wqes_fetched(sim::Simulator& sim, RecvQueue& rq);
-  verbs::PostResult post_to(RecvQueue& rq, std::span<const verbs::RecvWr> wrs);
-  std::uint32_t new_recv_queue(std::uint32_t depth);
   void drain_parked(sim::Simulator& sim, Qp& qp);
-  void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address,
-                     std::uint8_t purpose);
+  void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address, Purpose purpose);
   void consume_packet(sim::Simulator& sim, link::PacketHandle packet);
   void send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn);
   void start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h);
   bool responder_can_build(const Qp& qp) const;
   void build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp);
   void start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request);
-  void run_atomics(sim::Simulator& sim, std::uint32_t bucket);
-  void on_atomic_read_done(sim::Simulator& sim, DmaHandle op);
   void on_atomic_write_done(sim::Simulator& sim, DmaHandle op);
   void finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h);
 
@@ -318,23 +298,19 @@ private:
   Wire& wire_;
   pcie::HostMemory& memory_;
   std::unique_ptr<pcie::Bus> bus_;
-  std::vector<PortState> ports_;
   std::vector<Qp> qps_;
-  std::vector<RecvQueue> recv_queues_; ///< QPs' own receive queues and SRQs
-  std::vector<SharedRecvQueue> srqs_;  ///< by SRQ number
-  std::vector<Cq> cqs_;
-  sim::Pool<TxEntry, 256> tx_entries_; // per HCA: small chunks (see pcie::Bus)
-  sim::Pool<DmaOp, 256> ops_;
+  sim::Pool<DmaOp, 256> ops_; // per HCA: small chunks (see pcie::Bus)
+  PcieCounters pcie_;
+  Core core_; ///< the above, as the stages see them
+  // The pipeline's stages.
+  QpContexts contexts_;
+  ReceiveQueues recv_;
+  AtomicUnit atomics_;
+  CompletionWriter completions_;
+  Transmitter tx_;
+  // The engines, and what the requester and responder (not yet stages of their own) keep.
   EnginePool send_engines_;
   EnginePool receive_engines_;
-  QpContextCache contexts_;
-  std::uint32_t context_reads_ = 0;        ///< in flight
-  sim::Ring<std::uint32_t> context_queue_; ///< QPs waiting for a read slot
-  sim::Time completion_unit_free_;
-  std::vector<std::uint32_t> atomic_bucket_busy_; ///< per bucket: an atomic holds it
-  sim::Ring<DmaHandle> atomics_waiting_;
-  sim::Time atomic_unit_free_;
-  PcieCounters pcie_;
   std::uint32_t drop_next_ = 0;
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t responder_bytes_placed_ = 0;

@@ -60,36 +60,6 @@ struct AtomicResult {
   bool valid = false;
 };
 
-/// A receive queue: its WQEs in host memory as the driver posts them, and the HCA's cache of those it has read
-/// ahead (docs/models/hca.md, "Receive queues"). A QP's own, or a shared one (SRQ) that its QPs take WQEs from in the
-/// order their messages are accepted. Indices count WQEs since creation; slot = index modulo depth.
-struct Hca::RecvQueue {
-  std::uint32_t depth = 0;
-  std::uint64_t address = 0;
-  std::vector<verbs::RecvWr> ring;
-  std::uint32_t posted = 0;    ///< driver: WQEs written
-  std::uint32_t completed = 0; ///< driver: WQEs freed by polled completions
-  // Device side.
-  std::uint32_t claimed = 0;   ///< WQEs taken by accepted messages (may run ahead of fetched: a miss)
-  std::uint32_t fetched = 0;   ///< WQEs read into the cache: those below are on the HCA
-  std::uint32_t fetch_end = 0; ///< the read in flight brings WQEs up to here
-  bool fetching = false;
-  /// A QP's own queue: that QP's index; an SRQ's: its number in srqs_ (shared_srq).
-  std::uint32_t owner = 0;
-  bool shared = false;
-};
-
-/// What only a shared receive queue has: the QPs that take from it, which slots hold WQEs not yet completed (they
-/// complete out of order), and its limit event.
-struct Hca::SharedRecvQueue {
-  std::uint32_t rq = 0; ///< its queue in recv_queues_
-  std::vector<std::uint8_t> busy;
-  std::vector<std::uint32_t> attached;
-  std::uint32_t limit = 0; ///< armed when > 0: the event fires when fewer WQEs remain
-  std::uint64_t limit_events = 0;
-  sim::Signal* limit_signal = nullptr;
-};
-
 struct ReadJob {
   std::uint32_t first_psn;
   std::uint64_t address; ///< responder memory
@@ -140,7 +110,7 @@ struct Responder {
   std::uint32_t expected_psn = 0;
   std::uint32_t msn = 0;
   bool nak_sent = false;
-  std::uint32_t rq = 0;                 ///< its receive queue (recv_queues_): its own or an SRQ
+  std::uint32_t rq = 0;                 ///< its receive queue (ReceiveQueues): its own or an SRQ
   sim::Ring<std::uint32_t> claims;      ///< RECV WQE indices its accepted messages claimed, not yet placed
   sim::Ring<link::PacketHandle> parked; ///< received packets waiting for their RECV WQE
   bool in_message = false;              ///< a multi-packet SEND or WRITE is being received
@@ -158,7 +128,7 @@ struct Responder {
 };
 
 /// A QP: what the driver set up, its send queue, and the adapter's requester and responder state for it.
-struct Hca::Qp {
+struct Qp {
   verbs::QpType type = verbs::QpType::rc;
   verbs::QpState state = verbs::QpState::reset;
   std::uint32_t qpn = 0;
@@ -172,63 +142,14 @@ struct Hca::Qp {
   Requester req;
   Responder resp;
 
-  // Its context (QP-context cache).
-  std::uint64_t context_address = 0;        ///< in host memory (ICM)
-  bool context_loading = false;             ///< being read (or waiting for a read slot)
-  std::uint32_t wqes_waiting = 0;           ///< WQEs fetched meanwhile, not yet handed to the send engines
-  sim::Ring<link::PacketHandle> rx_waiting; ///< packets arrived meanwhile
+  // What waits for its context to be read (QpContexts).
+  std::uint32_t wqes_waiting = 0;           ///< WQEs fetched, not yet handed to the send engines
+  sim::Ring<link::PacketHandle> rx_waiting; ///< packets arrived
 
   QpCounters counters;
 };
 
-struct CqEntry {
-  verbs::WorkCompletion wc;
-  std::uint32_t qp_index = 0;
-  std::uint32_t wqe_index = 0;
-  bool is_send = false;
-};
-
-struct Hca::Cq {
-  std::uint32_t depth = 0;
-  std::uint64_t address = 0;
-  std::vector<CqEntry> ring;
-  std::uint32_t issued = 0;   ///< CQEs the HCA has started writing
-  std::uint32_t visible = 0;  ///< CQEs visible in host memory (in order: posted writes are ordered)
-  std::uint32_t consumed = 0; ///< CQEs the driver has polled
-  bool overrun = false;
-  sim::Signal* signal = nullptr;
-};
-
-struct Hca::TxEntry {
-  link::PacketHandle packet;
-  std::uint32_t qp_index = 0;
-  std::uint32_t generation = 0;
-  std::uint32_t wqe_index = 0;
-  std::uint32_t payload_bytes = 0; ///< held in the port's payload buffer
-  sim::Time ready_at;              ///< headers built
-  bool payload_in = true;
-  bool is_request = false; ///< a requester packet (else a response)
-  bool last_of_message = false;
-};
-
-struct Hca::PortState {
-  link::Port port;
-  std::uint16_t lid = 0;
-  std::uint8_t index = 0;
-  std::array<std::uint8_t, 16> sl_to_vl{};
-  bool sl_to_vl_set = false;
-  sim::Ring<std::uint32_t> active;       ///< QP indices with packets to build, round robin
-  sim::Ring<TxHandle> data;              ///< built packets, in build order
-  sim::Ring<link::PacketHandle> control; ///< ACKs and NAKs, sent before data
-  std::uint32_t payload_buffered = 0;
-  std::uint32_t awaiting_payload = 0; ///< packets of `data` whose payload's DMA read has not completed
-  bool transmitting = false;
-  TxHandle sending; ///< the data packet on the wire, if any
-  sim::Time wake_at = sim::Time::max();
-  std::uint32_t wake_generation = 0;
-};
-
-struct Hca::DmaOp {
+struct DmaOp {
   Purpose purpose = Purpose::doorbell;
   std::uint32_t qp = 0;
   std::uint32_t count = 0; ///< WQEs fetched; doorbell: the producer index it announces
@@ -242,5 +163,23 @@ struct Hca::DmaOp {
   sim::Time issued; ///< when the transaction started, for traces
   CqEntry cqe;
 };
+
+inline DmaHandle Core::new_op(const sim::Simulator& sim, Purpose purpose, std::uint32_t qp) {
+  const DmaHandle h = ops.acquire();
+  DmaOp& op = ops[h];
+  op.purpose = purpose;
+  op.qp = qp;
+  op.issued = sim.now();
+  return h;
+}
+
+inline TransportHeaders& Core::headers_of(link::PacketHandle packet) {
+  return wire.headers[sim::Handle<TransportHeaders>{wire.packets[packet].transport_headers}];
+}
+
+inline void Core::free_packet(link::PacketHandle packet) {
+  wire.headers.release(sim::Handle<TransportHeaders>{wire.packets[packet].transport_headers});
+  wire.packets.release(packet);
+}
 
 } // namespace ib::hca

@@ -112,7 +112,7 @@ void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
     ++count;
   }
   qp.sq.fetching = true;
-  const DmaHandle h = new_op(sim, static_cast<std::uint8_t>(Purpose::wqe_fetch), qp.index);
+  const DmaHandle h = core_.new_op(sim, Purpose::wqe_fetch, qp.index);
   ops_[h].count = count;
   ops_[h].bytes = bytes;
   ++pcie_.wqe_fetches;
@@ -132,7 +132,7 @@ void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   qp.sq.fetched += count;
   if (qp.state == verbs::QpState::error)
     return;
-  if (context_ready(sim, qp))
+  if (contexts_.ready(sim, qp.index))
     process_wqes(sim, qp, count);
   else
     qp.wqes_waiting += count;
@@ -171,7 +171,7 @@ void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
     w.packets = w.psn_count = packets_of(slot.wr.length_bytes, qp.mtu);
   }
   ++qp.req.processed;
-  activate(sim, qp); // its first packet's headers go on the engine before the next WQE
+  tx_.activate(sim, qp); // its first packet's headers go on the engine before the next WQE
   process_next_wqe(sim, qp);
 }
 
@@ -209,7 +209,7 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   const link::PacketHandle packet = new_packet(qp, ud ? wr.ah.dlid : qp.attr.dest_lid, ud ? wr.ah.sl : qp.attr.sl,
                                                opcode, payload, psn, ud ? wr.remote_qpn : qp.attr.dest_qpn);
   link::Packet& p = wire_.packets[packet];
-  TransportHeaders& h = headers_of(packet);
+  TransportHeaders& h = core_.headers_of(packet);
   const bool last = i + 1 == w.packets;
   if ((is_write(wr.opcode) && i == 0) || wr.opcode == WrOpcode::rdma_read || is_atomic(wr.opcode)) {
     h.remote_address = wr.remote_address;
@@ -223,8 +223,8 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   const std::uint32_t interval = params_.ack_request_interval_packets;
   p.ack_request = qp.type == verbs::QpType::rc && (last || (interval > 0 && (i + 1) % interval == 0));
 
-  const TxHandle th = tx_entries_.acquire();
-  TxEntry& entry = tx_entries_[th];
+  const TxHandle th = tx_.new_entry();
+  TxEntry& entry = tx_.entry(th);
   entry.packet = packet;
   entry.qp_index = qp.index;
   entry.generation = qp.req.tx_generation;
@@ -236,10 +236,7 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   entry.payload_in = payload == 0 || wr.inline_data;
   if (payload > 0 && wr.inline_data && memory_.keeps_contents())
     h.payload.assign(slot.inline_bytes.begin() + i * qp.mtu, slot.inline_bytes.begin() + i * qp.mtu + payload);
-  port.data.push_back(th);
-  port.payload_buffered += payload;
-  if (!entry.payload_in)
-    read_payload(sim, qp, port, th, wr.local_address + std::uint64_t{i} * qp.mtu, payload);
+  tx_.queue(sim, port, th, wr.local_address + std::uint64_t{i} * qp.mtu);
 
   if (retransmission)
     ++qp.counters.retransmitted_packets;
@@ -271,6 +268,14 @@ void Hca::on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
     qp.req.highest_sent_psn = last_psn;
   if (qp.req.retry_deadline == sim::Time::max())
     arm_retry_timer(sim, qp);
+}
+
+void Hca::on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
+  // UC and UD requests complete when their last packet has left.
+  if (qp.type == verbs::QpType::rc || entry.generation != qp.req.tx_generation)
+    return;
+  qp.req.wqes[entry.wqe_index % qp.caps.max_send_wr].done = true;
+  complete_requests(sim, qp);
 }
 
 void Hca::arm_retry_timer(sim::Simulator& sim, Qp& qp) {
@@ -347,7 +352,7 @@ void Hca::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
   qp.req.next_psn = whole ? w.first_psn : psn;
   ++qp.req.tx_generation;
   arm_retry_timer(sim, qp);
-  activate(sim, qp);
+  tx_.activate(sim, qp);
 }
 
 void Hca::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h) {
@@ -452,13 +457,13 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
   // A response implicitly acknowledges every request before it.
   acknowledge_upto(sim, qp, psn_add(w.first_psn, psn_mask));
   ++qp.counters.packets_received;
-  const TransportHeaders& h = headers_of(handle);
+  const TransportHeaders& h = core_.headers_of(handle);
   if (p.opcode == link::Opcode::atomic_acknowledge) {
     std::array<std::uint8_t, 8> bytes{};
     for (std::size_t i = 0; i < 8; ++i)
       bytes[i] = static_cast<std::uint8_t>(h.original >> (8 * i));
     memory_.write(wr.local_address, bytes);
-    const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::place_atomic), qp.index);
+    const DmaHandle op = core_.new_op(sim, Purpose::place_atomic, qp.index);
     ops_[op].packet = handle;
     ++pcie_.payload_writes;
     pcie_.payload_write_bytes += 8;
@@ -469,7 +474,7 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
     if (p.payload_bytes > 0) {
       if (memory_.keeps_contents())
         memory_.write(address, h.payload);
-      const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::place_response), qp.index);
+      const DmaHandle op = core_.new_op(sim, Purpose::place_response, qp.index);
       ops_[op].packet = handle;
       ++pcie_.payload_writes;
       pcie_.payload_write_bytes += p.payload_bytes;
@@ -496,7 +501,7 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
         arm_retry_timer(sim, qp);
     }
     complete_requests(sim, qp);
-    activate(sim, qp);
+    tx_.activate(sim, qp);
   }
 }
 
@@ -516,7 +521,7 @@ void Hca::complete_requests(sim::Simulator& sim, Qp& qp) {
       wc.opcode = completion_opcode(wr.opcode);
       wc.byte_len = wr.length_bytes;
       wc.qp_num = qp.qpn;
-      write_cqe(sim, qp.send_cq, wc, qp.index, k, true);
+      completions_.write(sim, qp.send_cq, wc, qp.index, k, true);
     }
     ++qp.req.uncompleted;
   }
@@ -540,7 +545,7 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     wc.status = first && status != verbs::WcStatus::wr_flush_err ? status : verbs::WcStatus::wr_flush_err;
     wc.opcode = completion_opcode(wr.opcode);
     wc.qp_num = qp.qpn;
-    write_cqe(sim, qp.send_cq, wc, qp.index, k, true);
+    completions_.write(sim, qp.send_cq, wc, qp.index, k, true);
     ++qp.counters.error_completions;
     if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode))
       ++qp.counters.rc_requests_failed;
@@ -551,61 +556,26 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
   qp.req.cursor_packet = 0;
   // Receive WQEs: the one a message is being placed into, those claimed by accepted messages, and (for the QP's own
   // queue) every other posted one are flushed; an SRQ keeps its unclaimed WQEs for its other QPs.
-  RecvQueue& rq = recv_queues_[qp.resp.rq];
   const auto flush_recv = [&](std::uint32_t k) {
     verbs::WorkCompletion wc;
-    wc.wr_id = rq.ring[k % rq.depth].wr_id;
+    wc.wr_id = recv_.wqe(qp.resp.rq, k).wr_id;
     wc.status = verbs::WcStatus::wr_flush_err;
     wc.opcode = verbs::WcOpcode::recv;
     wc.qp_num = qp.qpn;
-    write_cqe(sim, qp.recv_cq, wc, qp.index, k, false);
+    completions_.write(sim, qp.recv_cq, wc, qp.index, k, false);
     ++qp.counters.error_completions;
   };
   if (qp.resp.in_message && qp.resp.recv_in_use)
     flush_recv(qp.resp.recv_index);
   for (; !qp.resp.claims.empty(); qp.resp.claims.pop_front())
     flush_recv(qp.resp.claims.front());
-  if (!rq.shared) {
-    for (std::uint32_t k = rq.claimed; k != rq.posted; ++k)
-      flush_recv(k);
-    rq.claimed = rq.fetched = rq.posted;
-    if (!rq.fetching)
-      rq.fetch_end = rq.posted;
-  }
+  recv_.flush_unclaimed(qp.resp.rq, flush_recv);
   qp.resp.in_message = false;
   qp.resp.recv_in_use = false;
   while (!qp.resp.parked.empty()) {
     consume_packet(sim, qp.resp.parked.front());
     qp.resp.parked.pop_front();
   }
-}
-
-void Hca::write_cqe(sim::Simulator& sim, std::uint32_t cq_index, const verbs::WorkCompletion& wc,
-                    std::uint32_t qp_index, std::uint32_t wqe_index, bool is_send) {
-  Cq& cq = cqs_[cq_index];
-  if (cq.issued - cq.consumed >= cq.depth) {
-    cq.overrun = true; // the program polled too slowly: the CQ is in error, as on hardware
-    return;
-  }
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::cqe_write), cq_index);
-  ops_[op].count = cq.issued++;
-  ops_[op].cqe = CqEntry{wc, qp_index, wqe_index, is_send};
-  // One completion unit builds CQEs in order; their writes then stay in order on the bus.
-  completion_unit_free_ = std::max(sim.now(), completion_unit_free_) + params_.cqe_generation;
-  sim.schedule(completion_unit_free_, self_, static_cast<std::uint8_t>(Kind::cqe_ready), op.value);
-}
-
-void Hca::on_cqe_visible(sim::Simulator& sim, DmaHandle h) {
-  // CQEs become visible in the order they were written (posted writes keep their order): the program may take it.
-  const DmaOp& op = ops_[h];
-  if (tracer_ != nullptr)
-    trace_op(sim, op);
-  Cq& cq = cqs_[op.qp];
-  cq.ring[op.count % cq.depth] = op.cqe;
-  ++cq.visible;
-  ops_.release(h);
-  if (cq.signal != nullptr)
-    cq.signal->notify();
 }
 
 } // namespace ib::hca

@@ -57,7 +57,7 @@ bool is_response(Opcode op) {
 void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle handle) {
   link::Packet& p = wire_.packets[handle];
   if (!port.port.on_packet_arrives(sim, p)) {
-    free_packet(handle);
+    core_.free_packet(handle);
     return;
   }
   if (drop_next_ > 0) { // fault injection
@@ -73,7 +73,7 @@ void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHa
     sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::rx_processed), handle.value);
     return;
   }
-  if (!context_ready(sim, *qp)) {
+  if (!contexts_.ready(sim, qp->index)) {
     qp->rx_waiting.push_back(handle);
     return;
   }
@@ -88,8 +88,8 @@ void Hca::receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle handle)
 
 void Hca::consume_packet(sim::Simulator& sim, link::PacketHandle handle) {
   const link::Packet& p = wire_.packets[handle];
-  ports_[p.in_port - 1u].port.release(sim, p.vl, p.wire_bytes);
-  free_packet(handle);
+  tx_.port(p.in_port - 1u).port.release(sim, p.vl, p.wire_bytes);
+  core_.free_packet(handle);
 }
 
 void Hca::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
@@ -103,7 +103,7 @@ void Hca::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
   }
   if (is_response(p.opcode)) {
     if (p.opcode == Opcode::acknowledge) {
-      on_acknowledge(sim, *qp, p, headers_of(handle));
+      on_acknowledge(sim, *qp, p, core_.headers_of(handle));
       consume_packet(sim, handle);
     } else {
       on_read_response(sim, *qp, handle);
@@ -163,15 +163,15 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
     if (d < 0) { // duplicate: answered again, never executed again
       ++qp.counters.duplicates_received;
       if (op == Opcode::rdma_read_request) {
-        start_read_response(sim, qp, p, headers_of(handle));
+        start_read_response(sim, qp, p, core_.headers_of(handle));
       } else if (op == Opcode::compare_swap || op == Opcode::fetch_add) {
         for (const AtomicResult& r : qp.resp.atomic_results) {
           if (r.valid && r.psn == p.psn) {
             const link::PacketHandle ack =
                 new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, p.psn, qp.attr.dest_qpn);
-            headers_of(ack).original = r.original;
-            headers_of(ack).msn = qp.resp.msn;
-            send_control(sim, qp, ack);
+            core_.headers_of(ack).original = r.original;
+            core_.headers_of(ack).msn = qp.resp.msn;
+            tx_.send_control(sim, qp, ack);
             break;
           }
         }
@@ -196,7 +196,7 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   // The expected packet.
   if (op == Opcode::rdma_read_request) {
     qp.resp.nak_sent = false;
-    const TransportHeaders& h = headers_of(handle);
+    const TransportHeaders& h = core_.headers_of(handle);
     const std::uint32_t responses = h.dma_length == 0 ? 1 : (h.dma_length + qp.mtu - 1) / qp.mtu;
     start_read_response(sim, qp, p, h);
     qp.resp.expected_psn = psn_add(qp.resp.expected_psn, responses);
@@ -218,10 +218,10 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
       ++qp.counters.rnr_naks_sent;
       const link::PacketHandle nak =
           new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
-      headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
-      headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
-      headers_of(nak).msn = qp.resp.msn;
-      send_control(sim, qp, nak);
+      core_.headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
+      core_.headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
+      core_.headers_of(nak).msn = qp.resp.msn;
+      tx_.send_control(sim, qp, nak);
       qp.resp.nak_sent = true; // the rest of the message is dropped silently until the retry
     } else {
       qp.resp.message_failed = true;
@@ -245,74 +245,21 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
 }
 
 bool Hca::claim_recv(sim::Simulator& sim, Qp& qp) {
-  RecvQueue& rq = recv_queues_[qp.resp.rq];
-  if (rq.claimed == rq.posted)
+  std::uint32_t index = 0;
+  if (!recv_.claim(sim, qp.resp.rq, index))
     return false;
-  if (rq.fetched <= rq.claimed && !(rq.fetching && rq.fetch_end > rq.claimed)) {
-    ++pcie_.recv_wqe_misses;
-  }
-  qp.resp.claims.push_back(rq.claimed++);
-  SharedRecvQueue* shared = rq.shared ? &srqs_[rq.owner] : nullptr;
-  if (shared != nullptr && shared->limit > 0 && rq.posted - rq.claimed < shared->limit) {
-    shared->limit = 0; // one event per arming (IBV_EVENT_SRQ_LIMIT_REACHED)
-    ++shared->limit_events;
-    if (shared->limit_signal != nullptr)
-      shared->limit_signal->notify();
-  }
-  fetch_recv_wqes(sim, rq);
+  qp.resp.claims.push_back(index);
   return true;
-}
-
-void Hca::fetch_recv_wqes(sim::Simulator& sim, RecvQueue& rq) {
-  // The cache keeps up to recv_wqe_cache_entries WQEs ahead of the claims; it is refilled by one DMA read of the
-  // posted WQEs that lie contiguously in the ring, when a claim waits for its WQE or half the cache is used up.
-  // The producer index comes from the doorbell record the driver updates in host memory; the model lets the
-  // adapter see it with no transaction of its own.
-  if (rq.fetching || rq.fetched == rq.posted)
-    return;
-  const std::uint32_t capacity = params_.recv_wqe_cache_entries;
-  const std::uint32_t ahead = rq.fetched > rq.claimed ? rq.fetched - rq.claimed : 0;
-  if (rq.fetched > rq.claimed && ahead > capacity / 2)
-    return;
-  const std::uint32_t want = std::min(rq.claimed + capacity, rq.posted);
-  if (static_cast<std::int32_t>(want - rq.fetched) <= 0)
-    return;
-  const std::uint32_t slot = rq.fetched % rq.depth;
-  const std::uint32_t count = std::min(want - rq.fetched, rq.depth - slot);
-  rq.fetching = true;
-  rq.fetch_end = rq.fetched + count;
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::recv_wqe_fetch),
-                              static_cast<std::uint32_t>(&rq - recv_queues_.data()));
-  ops_[op].count = count;
-  ops_[op].bytes = count * params_.recv_wqe_bytes;
-  ++pcie_.recv_wqe_fetches;
-  pcie_.recv_wqes_fetched += count;
-  bus_->dma_read(sim, rq.address + std::uint64_t{slot} * params_.recv_wqe_bytes, count * params_.recv_wqe_bytes,
-                 op.value);
-}
-
-void Hca::on_recv_wqes_fetched(sim::Simulator& sim, RecvQueue& rq) {
-  rq.fetching = false;
-  rq.fetched = rq.fetch_end;
-  if (rq.shared) {
-    for (const std::uint32_t q : srqs_[rq.owner].attached)
-      if (!qps_[q].resp.parked.empty())
-        drain_parked(sim, qps_[q]);
-  } else {
-    drain_parked(sim, qps_[rq.owner]);
-  }
-  fetch_recv_wqes(sim, rq);
 }
 
 void Hca::drain_parked(sim::Simulator& sim, Qp& qp) {
   // Packets are placed in order; those of a message whose RECV WQE is not on the HCA yet wait for it.
-  const RecvQueue& rq = recv_queues_[qp.resp.rq];
   while (!qp.resp.parked.empty()) {
     const link::PacketHandle handle = qp.resp.parked.front();
     const link::Packet& p = wire_.packets[handle];
     if (needs_recv(p.opcode)) {
       const std::uint32_t recv = claims_recv(p.opcode) ? qp.resp.claims.front() : qp.resp.recv_index;
-      if (static_cast<std::int32_t>(rq.fetched - recv) <= 0)
+      if (!recv_.on_hca(qp.resp.rq, recv))
         return; // the read in flight, or the one the claim started, brings it
     }
     qp.resp.parked.pop_front();
@@ -323,7 +270,7 @@ void Hca::drain_parked(sim::Simulator& sim, Qp& qp) {
 void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   const link::Packet& p = wire_.packets[handle];
   const Opcode op = p.opcode;
-  const TransportHeaders& h = headers_of(handle);
+  const TransportHeaders& h = core_.headers_of(handle);
   if (starts_message(op) || qp.type == verbs::QpType::ud) {
     qp.resp.in_message = true;
     qp.resp.message_offset = 0;
@@ -332,7 +279,6 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       qp.resp.write_length = h.dma_length;
     }
   }
-  const RecvQueue& rq = recv_queues_[qp.resp.rq];
   if (claims_recv(op)) {
     qp.resp.recv_index = qp.resp.claims.front();
     qp.resp.claims.pop_front();
@@ -340,7 +286,7 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
   }
   std::uint64_t address;
   if (is_send(op)) {
-    const verbs::RecvWr& recv = rq.ring[qp.resp.recv_index % rq.depth];
+    const verbs::RecvWr& recv = recv_.wqe(qp.resp.rq, qp.resp.recv_index);
     const std::uint32_t grh_space = qp.type == verbs::QpType::ud ? 40 : 0;
     if (qp.resp.message_offset + grh_space + p.payload_bytes > recv.length_bytes) {
       // The message does not fit its receive buffer: the RECV completes in error; RC tells the requester.
@@ -349,7 +295,7 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       wc.status = verbs::WcStatus::loc_len_err;
       wc.opcode = verbs::WcOpcode::recv;
       wc.qp_num = qp.qpn;
-      write_cqe(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
+      completions_.write(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
       qp.resp.in_message = false;
       qp.resp.recv_in_use = false;
       if (qp.type == verbs::QpType::rc) {
@@ -387,17 +333,17 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
     consume_packet(sim, handle);
     return;
   }
-  place_payload(sim, qp, handle, address, static_cast<std::uint8_t>(Purpose::place_payload));
+  place_payload(sim, qp, handle, address, Purpose::place_payload);
 }
 
 void Hca::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, std::uint64_t address,
-                        std::uint8_t purpose) {
+                        Purpose purpose) {
   const link::Packet& p = wire_.packets[handle];
   if (memory_.keeps_contents())
-    memory_.write(address, headers_of(handle).payload);
+    memory_.write(address, core_.headers_of(handle).payload);
   if (qp.type == verbs::QpType::rc)
     responder_bytes_placed_ += p.payload_bytes;
-  const DmaHandle op = new_op(sim, purpose, qp.index);
+  const DmaHandle op = core_.new_op(sim, purpose, qp.index);
   ops_[op].packet = handle;
   ops_[op].address = address;
   ops_[op].bytes = p.payload_bytes;
@@ -414,8 +360,7 @@ void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, 
     return;
   // The CQE is issued after the last payload write is queued: posted writes stay in order, so the program sees
   // the data before the completion.
-  const RecvQueue& rq = recv_queues_[qp.resp.rq];
-  const verbs::RecvWr& recv = rq.ring[qp.resp.recv_index % rq.depth];
+  const verbs::RecvWr& recv = recv_.wqe(qp.resp.rq, qp.resp.recv_index);
   verbs::WorkCompletion wc;
   wc.wr_id = recv.wr_id;
   wc.status = verbs::WcStatus::success;
@@ -431,16 +376,16 @@ void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, 
     wc.opcode = verbs::WcOpcode::recv_rdma_with_imm;
     wc.byte_len = qp.resp.write_length;
   }
-  write_cqe(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
+  completions_.write(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
 }
 
 void Hca::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn) {
   const link::PacketHandle ack =
       new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, psn, qp.attr.dest_qpn);
-  TransportHeaders& h = headers_of(ack);
+  TransportHeaders& h = core_.headers_of(ack);
   h.syndrome = static_cast<std::uint8_t>(syndrome);
   h.msn = qp.resp.msn;
-  send_control(sim, qp, ack);
+  tx_.send_control(sim, qp, ack);
 }
 
 void Hca::start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h) {
@@ -456,7 +401,7 @@ void Hca::start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& r
   job.next_packet = 0;
   qp.resp.read_jobs.push_back(job);
   ++qp.resp.busy;
-  activate(sim, qp);
+  tx_.activate(sim, qp);
 }
 
 bool Hca::responder_can_build(const Qp& qp) const {
@@ -473,12 +418,12 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
                                                : Opcode::rdma_read_response_middle;
   const link::PacketHandle packet =
       new_packet(qp, qp.attr.dest_lid, qp.attr.sl, opcode, payload, psn_add(job.first_psn, i), qp.attr.dest_qpn);
-  TransportHeaders& h = headers_of(packet);
+  TransportHeaders& h = core_.headers_of(packet);
   h.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   h.msn = qp.resp.msn;
 
-  const TxHandle th = tx_entries_.acquire();
-  TxEntry& entry = tx_entries_[th];
+  const TxHandle th = tx_.new_entry();
+  TxEntry& entry = tx_.entry(th);
   entry.packet = packet;
   entry.qp_index = qp.index;
   entry.generation = qp.req.tx_generation;
@@ -493,10 +438,7 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
     entry.ready_at = engine_build_time(sim, qp);
   }
   entry.payload_in = payload == 0;
-  port.data.push_back(th);
-  port.payload_buffered += payload;
-  if (payload > 0)
-    read_payload(sim, qp, port, th, job.address + std::uint64_t{i} * qp.mtu, payload);
+  tx_.queue(sim, port, th, job.address + std::uint64_t{i} * qp.mtu);
   if (++job.next_packet == job.packets) {
     qp.resp.read_jobs.pop_front();
     --qp.resp.busy;
@@ -504,75 +446,22 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
 }
 
 void Hca::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) {
-  const TransportHeaders& h = headers_of(request);
+  const TransportHeaders& h = core_.headers_of(request);
   if (!memory_.contains(h.remote_address, 8) || h.remote_address % 8 != 0) {
     send_ack(sim, qp, Aeth::nak_remote_access, wire_.packets[request].psn);
     consume_packet(sim, request);
     return;
   }
-  // Atomics on addresses that share a lock bucket (the low address bits) run one at a time, each holding the
-  // lock for its PCIe read-modify-write.
-  const DmaHandle op = new_op(sim, static_cast<std::uint8_t>(Purpose::atomic_read), qp.index);
-  ops_[op].packet = request;
-  ops_[op].address = h.remote_address;
-  ops_[op].bucket = static_cast<std::uint32_t>(h.remote_address % atomic_bucket_busy_.size());
   ++qp.resp.busy;
-  atomics_waiting_.push_back(op);
-  run_atomics(sim, ops_[op].bucket);
-}
-
-void Hca::run_atomics(sim::Simulator& sim, std::uint32_t bucket) {
-  if (atomic_bucket_busy_[bucket] != 0)
-    return;
-  // The oldest waiting atomic on this bucket goes; the others keep their order.
-  sim::Ring<DmaHandle> rest;
-  bool started = false;
-  while (!atomics_waiting_.empty()) {
-    const DmaHandle op = atomics_waiting_.front();
-    atomics_waiting_.pop_front();
-    if (!started && ops_[op].bucket == bucket) {
-      started = true;
-      atomic_bucket_busy_[bucket] = 1;
-      // The atomic unit takes atomics one at a time, then their read-modify-write goes to host memory.
-      atomic_unit_free_ = std::max(sim.now(), atomic_unit_free_) + params_.atomic_processing;
-      sim.schedule(atomic_unit_free_, self_, static_cast<std::uint8_t>(Kind::atomic_issue), op.value);
-    } else {
-      rest.push_back(op);
-    }
-  }
-  atomics_waiting_ = std::move(rest);
-}
-
-void Hca::on_atomic_read_done(sim::Simulator& sim, DmaHandle h) {
-  // The read half of the read-modify-write: compute the new value and write it back under the same lock.
-  DmaOp& op = ops_[h];
-  const link::Packet& request = wire_.packets[op.packet];
-  TransportHeaders& hd = headers_of(op.packet);
-  std::array<std::uint8_t, 8> bytes{};
-  memory_.read(op.address, bytes);
-  std::uint64_t original = 0;
-  for (int i = 7; i >= 0; --i)
-    original = original << 8 | bytes[static_cast<std::size_t>(i)];
-  const std::uint64_t updated = request.opcode == Opcode::compare_swap
-                                    ? (original == hd.compare_add ? hd.swap : original)
-                                    : original + hd.compare_add;
-  for (std::size_t i = 0; i < 8; ++i)
-    bytes[i] = static_cast<std::uint8_t>(updated >> (8 * i));
-  memory_.write(op.address, bytes);
-  op.purpose = Purpose::atomic_write;
-  op.issued = sim.now();
-  op.count = 0;
-  hd.original = original;
-  ++pcie_.atomic_writes;
-  bus_->dma_write(sim, op.address, 8, h.value);
+  atomics_.start(sim, qp.index, request, h.remote_address);
 }
 
 void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
-  // The read-modify-write is done: answer, and let the next atomic on this bucket go.
+  // The atomic unit's read-modify-write is done: answer, and let the next atomic on this bucket go.
   DmaOp& op = ops_[h];
   Qp& qp = qps_[op.qp];
   const link::Packet& request = wire_.packets[op.packet];
-  const std::uint64_t original = headers_of(op.packet).original;
+  const std::uint64_t original = core_.headers_of(op.packet).original;
   const std::uint32_t psn = request.psn;
   AtomicResult& slot = qp.resp.atomic_results[qp.resp.atomic_results_next++ % qp.resp.atomic_results.size()];
   slot = {psn, original, true};
@@ -582,13 +471,12 @@ void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   --qp.resp.busy;
   const link::PacketHandle ack =
       new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
-  TransportHeaders& ah = headers_of(ack);
+  TransportHeaders& ah = core_.headers_of(ack);
   ah.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   ah.msn = qp.resp.msn;
   ah.original = original;
-  send_control(sim, qp, ack);
-  atomic_bucket_busy_[bucket] = 0;
-  run_atomics(sim, bucket);
+  tx_.send_control(sim, qp, ack);
+  atomics_.release(sim, bucket);
 }
 
 } // namespace ib::hca

@@ -1,0 +1,193 @@
+#include "models/hca/transmitter.h"
+
+#include "models/hca/hca.h"
+#include "models/hca/hca_state.h"
+
+namespace ib::hca {
+
+Transmitter::Transmitter(Core& core, Hca& builders) : core_(core), builders_(builders) {
+  ports_.resize(core.params.port_count);
+  for (std::uint8_t i = 0; i < core.params.port_count; ++i)
+    ports_[i].index = i;
+}
+
+void Transmitter::set_tracer(sim::Tracer* tracer) {
+  for (PortState& p : ports_)
+    p.port.set_tracer(tracer);
+}
+
+void Transmitter::activate(sim::Simulator& sim, Qp& qp) {
+  if (qp.req.active)
+    return;
+  PortState& port = ports_[qp.attr.port - 1u];
+  qp.req.active = true;
+  port.active.push_back(qp.index);
+  pump(sim, port);
+}
+
+void Transmitter::on_wake(sim::Simulator& sim, std::uint32_t index, std::uint32_t generation) {
+  PortState& port = ports_[index];
+  if (generation == port.wake_generation)
+    port.wake_at = sim::Time::max();
+  pump(sim, port);
+}
+
+void Transmitter::wake(sim::Simulator& sim, PortState& port, sim::Time at) {
+  if (at >= port.wake_at)
+    return;
+  port.wake_at = at;
+  sim.schedule(at, core_.self, static_cast<std::uint8_t>(Hca::Kind::tx_wake), port.index, ++port.wake_generation);
+}
+
+void Transmitter::pump(sim::Simulator& sim, PortState& port) {
+  // The builder takes QPs round robin, one packet per turn, while the port's payload buffer has room and a few
+  // packets per send engine are waiting; each packet's headers are built on its QP's send engine
+  // (Hca::engine_build_time), so that packets from different engines are built in parallel. Packets whose payload
+  // is still being read are bounded by the payload buffer alone: the builder goes on while their DMA reads are out,
+  // or a small READ response would hold a send engine's share for a whole host round trip.
+  const std::uint32_t max_waiting = 4 * core_.params.send_engines;
+  while (!port.active.empty() && port.data.size() - port.awaiting_payload < max_waiting) {
+    const std::uint32_t index = port.active.front();
+    Qp& qp = core_.qps[index];
+    const bool response = builders_.responder_can_build(qp);
+    if (!response && !builders_.requester_can_build(qp)) {
+      port.active.pop_front();
+      qp.req.active = false;
+      continue;
+    }
+    // Room for a full packet's payload; the QP keeps its turn until a packet leaves and frees some.
+    if (port.payload_buffered > 0 && port.payload_buffered + qp.mtu > core_.params.tx_payload_buffer_bytes)
+      break;
+    port.active.pop_front();
+    if (response)
+      builders_.build_response_packet(sim, port, qp);
+    else
+      builders_.build_request_packet(sim, port, qp);
+    if (builders_.responder_can_build(qp) || builders_.requester_can_build(qp))
+      port.active.push_back(index);
+    else
+      qp.req.active = false;
+  }
+  try_transmit(sim, port);
+}
+
+void Transmitter::queue(sim::Simulator& sim, PortState& port, TxHandle tx, std::uint64_t payload_address) {
+  const TxEntry& entry = entries_[tx];
+  port.data.push_back(tx);
+  port.payload_buffered += entry.payload_bytes;
+  if (entry.payload_in)
+    return;
+  ++port.awaiting_payload;
+  const DmaHandle op = core_.new_op(sim, Purpose::payload_read, entry.qp_index);
+  DmaOp& read = core_.ops[op];
+  read.tx = tx;
+  read.port = port.index;
+  read.address = payload_address;
+  read.bytes = entry.payload_bytes;
+  ++core_.pcie.payload_reads;
+  core_.pcie.payload_read_bytes += entry.payload_bytes;
+  core_.bus.dma_read(sim, payload_address, entry.payload_bytes, op.value);
+}
+
+void Transmitter::on_payload_read_done(sim::Simulator& sim, DmaHandle h) {
+  // The packet's data is in: it may leave.
+  const DmaOp& op = core_.ops[h];
+  TxEntry& entry = entries_[op.tx];
+  if (core_.memory.keeps_contents()) {
+    TransportHeaders& hd = core_.headers_of(entry.packet);
+    hd.payload.resize(op.bytes);
+    core_.memory.read(op.address, hd.payload);
+  }
+  entry.payload_in = true;
+  PortState& port = ports_[op.port];
+  --port.awaiting_payload;
+  core_.ops.release(h);
+  try_transmit(sim, port);
+}
+
+void Transmitter::send_control(sim::Simulator& sim, const Qp& qp, link::PacketHandle packet) {
+  PortState& port = ports_[qp.attr.port - 1u];
+  core_.wire.packets[packet].slid = port.lid;
+  port.control.push_back(packet);
+  try_transmit(sim, port);
+}
+
+void Transmitter::try_transmit(sim::Simulator& sim, PortState& port) {
+  const sim::Time now = sim.now();
+  if (port.transmitting || !port.port.may_start(now))
+    return;
+  const auto vl_of = [&](const link::Packet& p) {
+    return port.sl_to_vl_set ? port.sl_to_vl[p.sl & 15] : link::default_vl(p.sl, port.port.data_vls());
+  };
+  link::PacketPool& packets = core_.wire.packets;
+  if (!port.control.empty()) {
+    const link::PacketHandle h = port.control.front();
+    link::Packet& p = packets[h];
+    const std::uint8_t vl = vl_of(p);
+    if (!port.port.has_credits(now, vl, p.wire_bytes)) {
+      port.port.note_blocked(sim);
+      return;
+    }
+    port.control.pop_front();
+    p.injected_at = now;
+    const sim::Time done = port.port.send(sim, packets, h, vl, now);
+    port.transmitting = true;
+    port.sending = TxHandle{};
+    sim.schedule(done, core_.self, static_cast<std::uint8_t>(Hca::Kind::tx_done), port.index);
+    return;
+  }
+  while (!port.data.empty()) {
+    const TxHandle th = port.data.front();
+    TxEntry& entry = entries_[th];
+    if (!entry.payload_in)
+      return; // its DMA read wakes us
+    if (entry.generation != core_.qps[entry.qp_index].req.tx_generation) {
+      // Built before a rewind: go-back-N rebuilds it.
+      port.data.pop_front();
+      port.payload_buffered -= entry.payload_bytes;
+      core_.free_packet(entry.packet);
+      entries_.release(th);
+      continue;
+    }
+    if (entry.ready_at > now) {
+      wake(sim, port, entry.ready_at);
+      return;
+    }
+    link::Packet& p = packets[entry.packet];
+    const std::uint8_t vl = vl_of(p);
+    if (!port.port.has_credits(now, vl, p.wire_bytes)) {
+      port.port.note_blocked(sim);
+      return;
+    }
+    port.data.pop_front();
+    p.injected_at = now;
+    p.slid = port.lid;
+    Qp& qp = core_.qps[entry.qp_index];
+    ++qp.counters.packets_sent;
+    const sim::Time done = port.port.send(sim, packets, entry.packet, vl, now);
+    port.transmitting = true;
+    port.sending = th;
+    if (entry.is_request)
+      builders_.on_request_sent(sim, qp, entry);
+    sim.schedule(done, core_.self, static_cast<std::uint8_t>(Hca::Kind::tx_done), port.index);
+    return;
+  }
+  port.port.flush_flow_control(sim);
+}
+
+void Transmitter::on_tx_done(sim::Simulator& sim, PortState& port) {
+  port.transmitting = false;
+  if (port.sending.valid()) {
+    const TxEntry& entry = entries_[port.sending];
+    port.payload_buffered -= entry.payload_bytes;
+    if (entry.is_request && entry.last_of_message)
+      builders_.on_request_left(sim, core_.qps[entry.qp_index], entry);
+    entries_.release(port.sending);
+    port.sending = TxHandle{};
+  }
+  pump(sim, port);
+  if (!port.transmitting)
+    port.port.flush_flow_control(sim);
+}
+
+} // namespace ib::hca
