@@ -36,20 +36,20 @@ struct Params {
   std::uint32_t max_qp_dest_rd_atom;    ///< most READs/atomics a QP serves at once as responder
 
   // Pipelines.
-  std::uint32_t send_engines;                 ///< WQE processing units; a QP is pinned to one (QPN modulo)
-  sim::Time doorbell_processing;              ///< doorbell or BlueFlame arrival until its QP's engine acts on it
-  sim::Time wqe_processing;                   ///< one WQE parsed and scheduled by its engine
-  std::uint32_t qp_context_cache_entries;     ///< QP contexts held on the adapter (LRU)
-  std::uint32_t qp_context_bytes;             ///< one QP context, read from host memory on a cache miss
-  std::uint32_t qp_context_max_reads;         ///< context reads in flight at once
-  sim::Time tx_packet_processing;             ///< one packet's headers built before it may go to the port
-  std::uint32_t tx_payload_buffer_bytes;      ///< payload fetched ahead of the wire, per port
-  std::uint32_t recv_wqe_cache_entries;       ///< receive WQEs the HCA holds ahead per receive queue
-  std::uint32_t receive_engines;              ///< received-packet processing units; a QP is pinned to one
-  sim::Time rx_packet_processing;             ///< one received packet checked and matched to its QP
-  sim::Time cqe_generation;                   ///< one CQE built before its DMA write
-  std::uint32_t atomic_lock_buckets;          ///< atomics on addresses equal in log2(buckets) low bits serialize
-  sim::Time atomic_processing;                ///< the atomic unit's time per atomic, one at a time
+  std::uint32_t send_engines;             ///< WQE processing units; any takes a QP's next item, one at a time per QP
+  sim::Time doorbell_processing;          ///< doorbell or BlueFlame arrival until its QP's engine acts on it
+  sim::Time wqe_processing;               ///< one WQE parsed and scheduled by its engine
+  std::uint32_t qp_context_cache_entries; ///< QP contexts held on the adapter (LRU)
+  std::uint32_t qp_context_bytes;         ///< one QP context, read from host memory on a cache miss
+  std::uint32_t qp_context_max_reads;     ///< context reads in flight at once
+  sim::Time tx_packet_processing;         ///< one packet's headers built before it may go to the port
+  std::uint32_t tx_payload_buffer_bytes;  ///< payload fetched ahead of the wire, per port
+  std::uint32_t recv_wqe_cache_entries;   ///< receive WQEs the HCA holds ahead per receive queue
+  std::uint32_t receive_engines;          ///< received-packet processing units, as send_engines
+  sim::Time rx_packet_processing;         ///< one received packet checked and matched to its QP
+  sim::Time cqe_generation;               ///< one CQE built before its DMA write
+  std::uint32_t atomic_lock_buckets;      ///< atomics on addresses equal in log2(buckets) low bits serialize
+  sim::Time atomic_processing;            ///< the atomic unit's time per atomic, one at a time
   std::uint32_t ack_request_interval_packets; ///< AckReq also every this many packets of a message; 0 = last only
 };
 
