@@ -85,7 +85,7 @@ Fabric::Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType s
     link::Port& a = port_of(cable.a);
     link::Port& b = port_of(cable.b);
     const link::LinkConfig config{link::data_rate(cable.width, cable.speed),
-                                  link::propagation_delay(cable_profiles.get(cable.cable), cable.length_m)};
+                                  link::link_delay(cable_profiles.get(cable.cable), cable.length_m, cable.speed)};
     link::connect(a, b, config);
     links_.emplace_back(&a, &b);
     if (ordinal_[cable.a.node] >= 0 && ordinal_[cable.b.node] >= 0) {

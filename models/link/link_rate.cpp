@@ -21,7 +21,8 @@ constexpr std::array<SpeedRow, 8> speed_table{{
     {Speed::fdr, "FDR", {14'062'500'000, 64, 66}},     // 64b/66b
     {Speed::edr, "EDR", {25'781'250'000, 64, 66}},     // 64b/66b: exactly 25 Gb/s per lane
     // HDR and NDR: PAM4 with 256b/257b transcoding and RS(544,514) FEC: 514/544 × 256/257 = 16/17 exactly,
-    // so 53.125 and 106.25 Gb/s lanes carry exactly 50 and 100 Gb/s.
+    // so 53.125 and 106.25 Gb/s lanes carry exactly 50 and 100 Gb/s (Intel AN 846 §5.3.1: 50 × 66/64 × 34/33 =
+    // 53.125; Linux ib_rate_to_mbps: 4x NDR signals at 425,000 Mb/s; docs/references.md ib_ndr_4x_data_rate).
     {Speed::hdr, "HDR", {53'125'000'000, 16, 17}},
     {Speed::ndr, "NDR", {106'250'000'000, 16, 17}},
 }};

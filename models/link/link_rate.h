@@ -1,6 +1,7 @@
 // IB link widths and speeds, and the data rate each pair carries after its line code (IBA vol 1 §5.1, vol 2
 // §5.2-5.3 for the lane signalling rates and codes). Data rates are exact fractions (sim::Rate). Physical-layer
-// idles, skip ordered sets and FEC latency are left out: they cost no data bandwidth beyond the code itself.
+// idles and skip ordered sets are left out: they cost no data bandwidth beyond the code itself. FEC's latency is the
+// cable profile's (cable.h).
 #pragma once
 
 #include <cstdint>

@@ -124,7 +124,7 @@ static_assert(sizeof(FlowControlInbox) == 40, "an inbox leaves room on its line 
 /// The physical link, the same for both directions.
 struct LinkConfig {
   sim::Rate data_rate;         ///< after line coding (link_rate.h)
-  sim::Time propagation_delay; ///< cable length times the cable's delay per metre
+  sim::Time propagation_delay; ///< cable length times the cable's delay per metre, plus FEC latency (link_delay)
 };
 
 /// Counters of one port, under perfquery's names (PortCounters and PortXmitWait, IBA §16.1.3.5) in their units.

@@ -81,7 +81,8 @@ struct ImportResult {
 };
 
 /// The profiles inferred for a link speed: FDR10 and FDR (and slower) → switchx2-fdr / connectx3-fdr, EDR →
-/// switch-ib2-edr / connectx4-edr, HDR → quantum-hdr / connectx6-hdr; nullopt for NDR (no shipped profile).
+/// switch-ib2-edr / connectx4-edr, HDR → quantum-hdr / connectx6-hdr, NDR → quantum2-ndr / connectx7-ndr; nullopt
+/// for a speed with no shipped profile (none today).
 std::optional<std::string> inferred_profile(NodeKind kind, link::Speed fastest);
 
 /// Reads ibnetdiscover output (or an ibsim net file) from `text`, labelled `file` in errors. Syntax errors are

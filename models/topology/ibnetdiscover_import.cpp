@@ -204,7 +204,7 @@ std::optional<std::string> inferred_profile(NodeKind kind, link::Speed fastest) 
   case link::Speed::hdr:
     return sw ? "quantum-hdr" : "connectx6-hdr";
   case link::Speed::ndr:
-    return std::nullopt;
+    return sw ? "quantum2-ndr" : "connectx7-ndr";
   }
   return std::nullopt;
 }
@@ -339,7 +339,7 @@ ImportResult import_ibnetdiscover(std::string_view text, const std::string& file
       const auto guess = inferred_profile(b.kind, speed);
       if (!guess) {
         throw LineError(file, b.line,
-                        std::string("a link speed with a shipped profile (SDR to HDR), or ") +
+                        std::string("a link speed with a shipped profile (SDR to NDR), or ") +
                             (sw ? "--switch-profile" : "--hca-profile"),
                         std::string(link::to_string(speed)) + " links");
       }

@@ -107,7 +107,8 @@ TEST_CASE("cli topo: bad options exit 2 with the message and the usage", "[cli][
        "+ 19 uplinks per leaf\n",
        "--uplinks-per-leaf"},
       {{"topo", "gen", "fat-tree", "--k", "4", "--levels", "2", "--switch-profile", "fibre"},
-       "ibnetsim topo gen: --switch-profile: expected a switch profile (quantum-hdr, switch-ib2-edr, switchx2-fdr), "
+       "ibnetsim topo gen: --switch-profile: expected a switch profile (quantum-hdr, quantum2-ndr, switch-ib2-edr, "
+       "switchx2-fdr), "
        "got string \"fibre\", a cable profile\n",
        "--switch-profile"},
       {{"topo", "gen", "torus", "--dims", "4xx4", "--hosts-per-switch", "1"},
@@ -125,7 +126,7 @@ TEST_CASE("cli topo: bad options exit 2 with the message and the usage", "[cli][
        "--cable"},
       {{"topo", "import", "x.txt", "--hca-profile", "quantum-hdr"},
        "ibnetsim topo import: --hca-profile: expected an hca profile (connect-ib-fdr, connectx3-fdr, connectx4-edr, "
-       "connectx5-edr, connectx6-hdr), got 'quantum-hdr', a switch profile\n",
+       "connectx5-edr, connectx6-hdr, connectx7-ndr), got 'quantum-hdr', a switch profile\n",
        "--cable"},
       {{"topo", "import", "x.txt", "--length-m", "-1"},
        "ibnetsim topo import: --length-m: expected a length in metres, > 0 and <= 1000000, got '-1'\n",

@@ -21,8 +21,8 @@ hca::Params hca_profile(const std::string& name) {
 } // namespace
 
 TEST_CASE("hca profiles: each reads, validates and cites a source per parameter", "[hca][quick]") {
-  REQUIRE(testing::profiles_of("hca") ==
-          std::set<std::string>{"connect-ib-fdr", "connectx3-fdr", "connectx4-edr", "connectx5-edr", "connectx6-hdr"});
+  REQUIRE(testing::profiles_of("hca") == std::set<std::string>{"connect-ib-fdr", "connectx3-fdr", "connectx4-edr",
+                                                               "connectx5-edr", "connectx6-hdr", "connectx7-ndr"});
   for (const std::string& name : testing::profiles_of("hca")) {
     INFO(name);
     const sim::Profile p = sim::load_profile(sim::profile_path(name));
@@ -35,7 +35,7 @@ TEST_CASE("hca profiles: each reads, validates and cites a source per parameter"
       CHECK(row.at("source") != "override");
     // Every adapter sits in a shipped slot and host, and uses the mlx5 queue layout.
     CHECK(testing::profiles_of("pcie-link").count(params.pcie_link) == 1);
-    CHECK(params.host == "xeon-e5-haswell");
+    CHECK(params.host == (name == "connectx7-ndr" ? "xeon-sapphire-rapids" : "xeon-e5-haswell"));
     CHECK(params.wqe_basic_block_bytes == 64);
     CHECK(params.recv_wqe_bytes == 16);
     CHECK(params.cqe_bytes == 64);
@@ -70,6 +70,26 @@ TEST_CASE("hca profiles: the slots and atomics locking of each generation", "[hc
   CHECK(hca_profile("connectx6-hdr").pcie_link == "gen4-x16");
 }
 
+TEST_CASE("hca profiles: ConnectX-7 is one 4x NDR port on PCIe Gen5 x16 in a Sapphire Rapids host", "[hca][quick]") {
+  namespace link = ib::link;
+  const hca::Params cx7 = hca_profile("connectx7-ndr");
+  CHECK(cx7.port_count == 1);
+  CHECK(cx7.pcie_link == "gen5-x16");
+  CHECK(cx7.host == "xeon-sapphire-rapids");
+  const link::SpeedSet speeds = *link::parse_speed_set(cx7.link_speeds);
+  CHECK(speeds & link::speed_bit(link::Speed::ndr));
+  CHECK(speeds & link::speed_bit(link::Speed::hdr));
+  CHECK(speeds & link::speed_bit(link::Speed::edr));
+  CHECK_FALSE(speeds & link::speed_bit(link::Speed::fdr)); // MLNX_OFED lists EDR, HDR, NDR for ConnectX-7
+  CHECK(*link::parse_width_set(cx7.link_widths) & link::width_bit(link::Width::x2)); // the dual-port NDR200 card
+  CHECK(link::data_rate(link::Width::x4, link::Speed::ndr).bps() == 400e9);
+  CHECK(link::data_rate(link::Width::x2, link::Speed::ndr).bps() == 200e9);
+  // Its payload buffer covers a DMA read of the E7 host at NDR (50 B/ns x 1.1 us) at least four times over.
+  CHECK(cx7.tx_payload_buffer_bytes >= 4 * 50 * 1100);
+  // One VL's receive buffer covers a 100 m round trip at NDR with the FEC latency at both ends (reference E4).
+  CHECK(cx7.input_buffer_bytes_per_port / cx7.vl_cap / link::block_bytes >= 844 + 66);
+}
+
 TEST_CASE("hca profiles: per-WQE costs across the send engines meet each adapter's message rate", "[hca][quick]") {
   // rate = send_engines / (wqe_processing + tx_packet_processing), within 15 % of the figure each profile cites.
   struct Rate {
@@ -77,9 +97,9 @@ TEST_CASE("hca profiles: per-WQE costs across the send engines meet each adapter
     double mops;
   };
   // CX3: between E12's 26.0 regular and 32.1 header-only; CIB: E12's 157 header-only; CX4 150, CX5 ~200 and CX6
-  // 215 Mpps vendor claims.
+  // 215 Mpps vendor claims; CX7: no published rate, twice CX6's with the port rate (an estimate).
   for (const Rate& r : {Rate{"connectx3-fdr", 29}, Rate{"connect-ib-fdr", 157}, Rate{"connectx4-edr", 150},
-                        Rate{"connectx5-edr", 200}, Rate{"connectx6-hdr", 215}}) {
+                        Rate{"connectx5-edr", 200}, Rate{"connectx6-hdr", 215}, Rate{"connectx7-ndr", 430}}) {
     INFO(r.profile);
     const hca::Params p = hca_profile(r.profile);
     const double per_wqe_ns = (p.wqe_processing + p.tx_packet_processing).ns();
@@ -152,11 +172,12 @@ TEST_CASE("hca::validate names a slot or host that is no such profile", "[hca][q
   }
   SECTION("empty host") {
     p.host = "";
-    expected = "host: expected a host profile (xeon-e5-haswell), got \"\", no such profile";
+    expected = "host: expected a host profile (xeon-e5-haswell, xeon-sapphire-rapids), got \"\", no such profile";
   }
   SECTION("host naming an HCA profile") {
     p.host = "connectx4-edr";
-    expected = "host: expected a host profile (xeon-e5-haswell), got \"connectx4-edr\", an hca profile";
+    expected =
+        "host: expected a host profile (xeon-e5-haswell, xeon-sapphire-rapids), got \"connectx4-edr\", an hca profile";
   }
   CHECK(hca::validate(p) == expected);
 }

@@ -28,8 +28,8 @@ namespace {
 } // namespace
 
 TEST_CASE("ib::link::propagation_delay: length times delay per metre, exactly", "[link][quick]") {
-  const CableParams copper{5.0};
-  const CableParams fibre{4.9};
+  const CableParams copper{5.0, {}, {}};
+  const CableParams fibre{4.9, {}, {}};
   CHECK(propagation_delay(copper, 0).ps() == 0);
   CHECK(propagation_delay(copper, 2).ps() == 10'000);    // reference E10: 2 m cables, 10 ns each
   CHECK(propagation_delay(copper, 100).ps() == 500'000); // reference E4: 100 m at 5 ns/m
@@ -42,20 +42,40 @@ TEST_CASE("ib::link::propagation_delay: length times delay per metre, exactly", 
 }
 
 TEST_CASE("ib::link::propagation_delay: rounds to the nearest picosecond", "[link][quick]") {
-  const CableParams copper{5.0};
-  CHECK(propagation_delay(copper, 0.00029).ps() == 1);          // 1.45 ps
-  CHECK(propagation_delay(copper, 0.00031).ps() == 2);          // 1.55 ps
-  CHECK(propagation_delay(CableParams{4.9}, 0.0001).ps() == 0); // 0.49 ps
+  const CableParams copper{5.0, {}, {}};
+  CHECK(propagation_delay(copper, 0.00029).ps() == 1);                  // 1.45 ps
+  CHECK(propagation_delay(copper, 0.00031).ps() == 2);                  // 1.55 ps
+  CHECK(propagation_delay(CableParams{4.9, {}, {}}, 0.0001).ps() == 0); // 0.49 ps
+}
+
+TEST_CASE("ib::link::link_delay: propagation plus the receiver's FEC latency at HDR and NDR only", "[link][quick]") {
+  using ib::link::Speed;
+  const CableParams copper{5.0, sim::Time::from_ns(50), sim::Time::from_ns(40)};
+  for (const Speed s : {Speed::sdr, Speed::ddr, Speed::qdr, Speed::fdr10, Speed::fdr, Speed::edr}) {
+    CHECK(ib::link::fec_latency(copper, s) == sim::Time::zero());
+    CHECK(ib::link::link_delay(copper, 2, s).ps() == 10'000); // reference E10's 2 m cable, unchanged below HDR
+  }
+  CHECK(ib::link::fec_latency(copper, Speed::hdr).ps() == 50'000);
+  CHECK(ib::link::fec_latency(copper, Speed::ndr).ps() == 40'000);
+  CHECK(ib::link::link_delay(copper, 2, Speed::hdr).ps() == 60'000);
+  CHECK(ib::link::link_delay(copper, 2, Speed::ndr).ps() == 50'000);
 }
 
 TEST_CASE("ib::link::param_table: the cable table reads, checks and lists its key", "[link][quick]") {
   const auto& table = ib::link::param_table();
   CHECK(table.model() == "cable");
-  REQUIRE(table.fields().size() == 1);
+  REQUIRE(table.fields().size() == 3);
   CHECK(table.fields()[0].key == "propagation_delay_ns_per_m");
   CHECK(table.fields()[0].unit == "ns/m");
-  CHECK(read_cable({{"propagation_delay_ns_per_m", 4.9}}).propagation_delay_ns_per_m == 4.9);
-  CHECK(cable_json(CableParams{4.9}) == nlohmann::json{{"propagation_delay_ns_per_m", 4.9}});
+  CHECK(table.fields()[1].key == "fec_latency_hdr_ns");
+  CHECK(table.fields()[2].key == "fec_latency_ndr_ns");
+  const CableParams read =
+      read_cable({{"propagation_delay_ns_per_m", 4.9}, {"fec_latency_hdr_ns", 50}, {"fec_latency_ndr_ns", 40.5}});
+  CHECK(read.propagation_delay_ns_per_m == 4.9);
+  CHECK(read.fec_latency_hdr.ps() == 50'000);
+  CHECK(read.fec_latency_ndr.ps() == 40'500);
+  CHECK(cable_json(CableParams{4.9, sim::Time::from_ns(50), sim::Time::from_ns(40)}) ==
+        nlohmann::json{{"propagation_delay_ns_per_m", 4.9}, {"fec_latency_hdr_ns", 50}, {"fec_latency_ndr_ns", 40}});
   CHECK_THAT(table.describe(), Catch::Contains("propagation_delay_ns_per_m") && Catch::Contains("[3.33, 10]"));
   SECTION("faster than light") {
     try {

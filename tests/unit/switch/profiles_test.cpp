@@ -3,6 +3,7 @@
 // table, every parameter cites a source, and the schema names the same keys. Then each rejected input, on a copy
 // of a real switch profile, with its file, JSON pointer and text.
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -51,7 +52,8 @@ TEST_CASE("sim::Profile: every shipped profile names its file and a model with a
            p.model == "host" || p.model == "sm"));
     CHECK(sim::profile_path(p.name) == path.string());
   }
-  CHECK(profiles_of("switch") == std::set<std::string>{"quantum-hdr", "switch-ib2-edr", "switchx2-fdr"});
+  CHECK(profiles_of("switch") ==
+        std::set<std::string>{"quantum-hdr", "quantum2-ndr", "switch-ib2-edr", "switchx2-fdr"});
   CHECK(profiles_of("cable") == std::set<std::string>{"copper-dac", "fibre"});
 }
 
@@ -77,6 +79,30 @@ TEST_CASE("sim::Profile: every switch profile reads and passes sw::validate with
   CHECK(edr.input_buffer_bytes_per_port / edr.vl_cap / ib::link::block_bytes == 272);
   const sw::Params hdr = sim::read_profile(sw::param_table(), sim::load_profile(sim::profile_path("quantum-hdr")));
   CHECK(hdr.port_count == 40);
+}
+
+TEST_CASE("sim::Profile: quantum2-ndr is 64 ports of 4x NDR whose buffers keep 400 Gb/s over 100 m with FEC",
+          "[switch][quick]") {
+  namespace link = ib::link;
+  const sw::Params ndr = sim::read_profile(sw::param_table(), sim::load_profile(sim::profile_path("quantum2-ndr")));
+  CHECK(ndr.port_count == 64); // 32 OSFP cages of 2 ports (docs/references.md quantum2_ports_and_capacity)
+  CHECK(*link::parse_speed_set(ndr.link_speeds) & link::speed_bit(link::Speed::ndr));
+  CHECK(*link::parse_speed_set(ndr.link_speeds) & link::speed_bit(link::Speed::hdr));
+  CHECK(*link::parse_width_set(ndr.link_widths) & link::width_bit(link::Width::x2)); // NDR200
+  const sim::Rate rate = link::data_rate(link::Width::x4, link::Speed::ndr);
+  CHECK(rate.bps() == 400e9);
+  CHECK(ndr.cut_through);
+  // Reference E4 at NDR: one VL's blocks cover a 100 m copper round trip with the FEC latency at both ends, at line
+  // rate, plus one largest packet (66 blocks).
+  const link::CableParams copper =
+      sim::read_profile(link::param_table(), sim::load_profile(sim::profile_path("copper-dac")));
+  const double round_trip_ns = 2 * link::link_delay(copper, 100, link::Speed::ndr).ns();
+  const double blocks_per_vl = static_cast<double>(ndr.input_buffer_bytes_per_port / ndr.vl_cap / link::block_bytes);
+  CHECK(round_trip_ns == Approx(1080));
+  CHECK(blocks_per_vl >= std::ceil(round_trip_ns * rate.bps() / 8e9 / link::block_bytes) + 66);
+  // IBA vol 1 section 7.9.4: a flow-control packet at least every 65,536 symbol times (0.08 ns at NDR).
+  CHECK(ndr.flow_control_refresh.ns() <= 65536 * 8 / (rate.bps() / 4 / 1e9));
+  CHECK(ndr.flow_control_refresh.ns() > 5200);
 }
 
 TEST_CASE("sim::Profile: every cable profile reads through the cable table with its source", "[switch][quick]") {

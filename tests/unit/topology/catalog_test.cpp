@@ -43,7 +43,8 @@ TEST_CASE("topology::ProfileCatalog: a profile of another model is no profile of
   CHECK(catalog.is_cable("fibre"));
   CHECK_FALSE(catalog.is_cable("quantum-hdr"));
   CHECK_FALSE(catalog.is_cable("no-such-profile"));
-  CHECK(catalog.profile_names("switch") == std::vector<std::string>{"quantum-hdr", "switch-ib2-edr", "switchx2-fdr"});
+  CHECK(catalog.profile_names("switch") ==
+        std::vector<std::string>{"quantum-hdr", "quantum2-ndr", "switch-ib2-edr", "switchx2-fdr"});
   CHECK(catalog.profile_names("cable") == std::vector<std::string>{"copper-dac", "fibre"});
 }
 

@@ -310,9 +310,9 @@ TEST_CASE("topology generators: options that cannot work name the option", "[top
   bad.switch_profile = "fibre";
   CHECK(option_error([&] {
           topo::generate_grid({bad, {4}, 1, true}, catalog);
-        }) ==
-        "switch_profile: expected a switch profile (quantum-hdr, switch-ib2-edr, switchx2-fdr), got string \"fibre\", "
-        "a cable profile");
+        }) == "switch_profile: expected a switch profile (quantum-hdr, quantum2-ndr, switch-ib2-edr, switchx2-fdr), "
+              "got string \"fibre\", "
+              "a cable profile");
   bad = edr();
   bad.host_cable = "copper";
   CHECK(option_error([&] {

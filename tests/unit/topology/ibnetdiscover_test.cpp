@@ -376,6 +376,15 @@ TEST_CASE("topology::import_ibnetdiscover: a ports report (ibnetdiscover -p) giv
         "SW     1 10 0x0002c90200487730 ( 'r' - 'sw a' )\"");
 }
 
+TEST_CASE("topology::inferred_profile: each speed's generation of switch and HCA, NDR included", "[topology][quick]") {
+  using ib::link::Speed;
+  CHECK(topo::inferred_profile(NodeKind::switch_node, Speed::fdr) == "switchx2-fdr");
+  CHECK(topo::inferred_profile(NodeKind::hca, Speed::edr) == "connectx4-edr");
+  CHECK(topo::inferred_profile(NodeKind::switch_node, Speed::hdr) == "quantum-hdr");
+  CHECK(topo::inferred_profile(NodeKind::switch_node, Speed::ndr) == "quantum2-ndr");
+  CHECK(topo::inferred_profile(NodeKind::hca, Speed::ndr) == "connectx7-ndr");
+}
+
 TEST_CASE("topology::import_ibnetdiscover: grouped output (ibnetdiscover -g) with external port numbers",
           "[topology][quick]") {
   const std::string grouped = R"(#

@@ -218,13 +218,14 @@ TEST_CASE("topology::read_topology: each rejected input names the file, the poin
   }
   SECTION("a profile of another model") {
     doc["nodes"][2]["profile"] = "fibre";
-    message = "t.json:/nodes/2/profile: expected a switch profile (quantum-hdr, switch-ib2-edr, switchx2-fdr), got "
+    message = "t.json:/nodes/2/profile: expected a switch profile (quantum-hdr, quantum2-ndr, switch-ib2-edr, "
+              "switchx2-fdr), got "
               "string \"fibre\", a cable profile";
   }
   SECTION("no such profile") {
     doc["nodes"][0]["profile"] = "connectx9";
     message = "t.json:/nodes/0/profile: expected an hca profile (connect-ib-fdr, connectx3-fdr, connectx4-edr, "
-              "connectx5-edr, connectx6-hdr), got string \"connectx9\", no such profile";
+              "connectx5-edr, connectx6-hdr, connectx7-ndr), got string \"connectx9\", no such profile";
   }
   SECTION("unknown kind") {
     doc["nodes"][0]["kind"] = "router";
