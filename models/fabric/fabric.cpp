@@ -50,7 +50,8 @@ link::PortConfig hca_port_config(const hca::Params& params) {
           params.vl15_buffer_packets,
           params.flow_control_refresh,
           true,
-          sim::Time::zero()};
+          sim::Time::zero(),
+          params.xmit_wait_tick_symbols};
 }
 
 Fabric::Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType switch_type,
@@ -85,7 +86,8 @@ Fabric::Fabric(sim::Simulator& sim, link::PacketPool& pool, sim::ComponentType s
     link::Port& a = port_of(cable.a);
     link::Port& b = port_of(cable.b);
     const link::LinkConfig config{link::data_rate(cable.width, cable.speed),
-                                  link::link_delay(cable_profiles.get(cable.cable), cable.length_m, cable.speed)};
+                                  link::link_delay(cable_profiles.get(cable.cable), cable.length_m, cable.speed),
+                                  link::lanes(cable.width)};
     link::connect(a, b, config);
     links_.emplace_back(&a, &b);
     if (ordinal_[cable.a.node] >= 0 && ordinal_[cable.b.node] >= 0) {

@@ -27,6 +27,8 @@ const sim::ParamTable<Params>& param_table() {
            "receive slots for VL15 (management) packets per port", 1, 1024},
           {"flow_control_refresh_ns", &Params::flow_control_refresh, "ns",
            "longest wait before a flow-control packet carries changed FCTBS/FCCL", 1, 1e9},
+          {"xmit_wait_tick_symbols", &Params::xmit_wait_tick_symbols, "symbols",
+           "PortXmitWait's tick in symbol times, one byte on one lane (PortSamplesControl.Tick + 1)", 1, 256},
           {"pcie_link", &Params::pcie_link, "text", "pcie-link profile of the adapter's PCIe slot", 0, 0},
           {"host", &Params::host, "text", "host profile of the machine (memory, root complex, CPU costs)", 0, 0},
           {"wqe_basic_block_bytes", &Params::wqe_basic_block_bytes, "bytes",

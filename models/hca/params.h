@@ -20,6 +20,7 @@ struct Params {
   std::uint32_t input_buffer_bytes_per_port; ///< receive buffer per port, split evenly over operational data VLs
   std::uint32_t vl15_buffer_packets;         ///< VL15 receive slots per port
   sim::Time flow_control_refresh;            ///< longest wait before a changed FCTBS/FCCL is sent
+  std::uint32_t xmit_wait_tick_symbols;      ///< PortXmitWait tick: symbol times (PortSamplesControl.Tick + 1)
 
   // Where the adapter sits.
   std::string pcie_link; ///< pcie-link profile of its slot

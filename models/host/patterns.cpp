@@ -192,9 +192,10 @@ public:
         aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)) / line_rate_gbps_;
     out["msg_rate_mpps"] = static_cast<double>(total_messages_) / std::max<std::int64_t>(elapsed().ps(), 1) * 1e6;
     const LatencyStats lat = message_latency_;
-    out["message_latency"] = {{"t_min_us", lat.t_min_us},        {"t_typical_us", lat.t_typical_us},
-                              {"t_max_us", lat.t_max_us},        {"t_avg_us", lat.t_avg_us},
-                              {"t_99_percent_us", lat.t_p99_us}, {"t_99_9_percent_us", lat.t_p999_us}};
+    out["message_latency"] = {{"t_min_us", lat.t_min_us},          {"t_typical_us", lat.t_typical_us},
+                              {"t_max_us", lat.t_max_us},          {"t_avg_us", lat.t_avg_us},
+                              {"t_stdev_us", lat.t_stdev_us},      {"t_99_percent_us", lat.t_p99_us},
+                              {"t_99_9_percent_us", lat.t_p999_us}};
     double min_gbps = 0, max_gbps = 0;
     flow_range(min_gbps, max_gbps);
     out["flow_gbps_min"] = min_gbps;

@@ -222,6 +222,7 @@ public:
       row["t_typical_us"] = s.t_typical_us;
       row["t_max_us"] = s.t_max_us;
       row["t_avg_us"] = s.t_avg_us;
+      row["t_stdev_us"] = s.t_stdev_us;
       row["t_99_percent_us"] = s.t_p99_us;
       row["t_99_9_percent_us"] = s.t_p999_us;
       out.push_back(row);
@@ -236,12 +237,14 @@ public:
     lines.push_back(head.str());
     char line[200];
     if (is_latency(test_)) {
-      lines.push_back(" #bytes #iterations    t_min[us]  t_max[us]  t_typical[us]  t_avg[us]  99%[us]  99.9%[us]");
+      // perftest's own header, word for word, so that scripts that parse perftest parse this too.
+      lines.push_back(" #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+                      "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] ");
       for (std::size_t i = 0; i < sizes_.size(); ++i) {
         const LatencyStats& s = latency_[i];
-        std::snprintf(line, sizeof line, " %-7u %-11llu %10.2f %10.2f %14.2f %10.2f %8.2f %10.2f", sizes_[i],
-                      static_cast<unsigned long long>(s.samples), s.t_min_us, s.t_max_us, s.t_typical_us, s.t_avg_us,
-                      s.t_p99_us, s.t_p999_us);
+        std::snprintf(line, sizeof line, " %-7u %-13llu %-14.2f %-12.2f %-18.2f %-14.2f %-15.2f %-22.2f %.2f",
+                      sizes_[i], static_cast<unsigned long long>(s.samples), s.t_min_us, s.t_max_us, s.t_typical_us,
+                      s.t_avg_us, s.t_stdev_us, s.t_p99_us, s.t_p999_us);
         lines.push_back(line);
       }
     } else {

@@ -41,6 +41,10 @@ LatencyStats summarize(std::vector<sim::Time> samples) {
   for (const sim::Time t : samples)
     sum += t.us();
   s.t_avg_us = sum / static_cast<double>(samples.size());
+  double squares = 0;
+  for (const sim::Time t : samples)
+    squares += (t.us() - s.t_avg_us) * (t.us() - s.t_avg_us);
+  s.t_stdev_us = std::sqrt(squares / static_cast<double>(samples.size()));
   s.t_p99_us = at(0.99);
   s.t_p999_us = at(0.999);
   return s;

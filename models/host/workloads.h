@@ -25,6 +25,7 @@ namespace ib::host {
 struct LatencyStats {
   std::uint64_t samples = 0;
   double t_min_us = 0, t_typical_us = 0, t_max_us = 0, t_avg_us = 0, t_p99_us = 0, t_p999_us = 0;
+  double t_stdev_us = 0; ///< population standard deviation, as perftest's t_stdev
 };
 LatencyStats summarize(std::vector<sim::Time> samples);
 

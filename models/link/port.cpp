@@ -51,6 +51,10 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
     side->link_ = link;
     side->tx_.propagation_delay = link.propagation_delay;
     side->flow_control_packet_time_ = sim::transfer_time(flow_control_packet_bytes, link.data_rate);
+    // A tick is a number of symbol times, one byte on one lane, whatever the width (IBA §16.1.3.2; NVIDIA's
+    // ibdiagnet manual: 4 ns at SDR): on all lanes at once, tick_symbols × lanes bytes go by.
+    side->xmit_wait_tick_ =
+        sim::transfer_time(std::uint64_t{side->config_.xmit_wait_tick_symbols} * link.lanes, link.data_rate);
     side->arbiter_ = VlArbiter(VlArbConfig::opensm_default(vls));
     for (int vl = 0; vl < vl_slots; ++vl) {
       side->vls_[vl].receiver = CreditReceiver(blocks);
@@ -84,7 +88,11 @@ void connect(Port& a, Port& b, const LinkConfig& link) {
 }
 
 void Port::add_xmit_wait(sim::Time start_at) {
-  counters_.xmit_wait += start_at - blocked_since_;
+  const sim::Time waited = start_at - blocked_since_;
+  counters_.xmit_wait += waited;
+  // The hardware counts ticks in which nothing at all was sent: a wait's whole ticks.
+  if (xmit_wait_tick_ > sim::Time::zero())
+    counters_.xmit_wait_ticks += static_cast<std::uint64_t>(waited.ps() / xmit_wait_tick_.ps());
   blocked_since_ = sim::Time::max();
 }
 

@@ -56,6 +56,8 @@ struct PortConfig {
   /// together), so the sender sees no difference.
   bool arrival_after_tail;
   sim::Time arrival_delay;
+  /// PortXmitWait's tick in symbol times (one byte on one lane): PortSamplesControl.Tick + 1 (IBA §16.1.3.2).
+  std::uint32_t xmit_wait_tick_symbols;
 };
 
 /// A flow-control packet on its way: when its last bit arrives, and the credit limit it carries. (It carries the
@@ -125,6 +127,7 @@ static_assert(sizeof(FlowControlInbox) == 40, "an inbox leaves room on its line 
 struct LinkConfig {
   sim::Rate data_rate;         ///< after line coding (link_rate.h)
   sim::Time propagation_delay; ///< cable length times the cable's delay per metre, plus FEC latency (link_delay)
+  std::uint32_t lanes = 4;     ///< link width: a symbol time is one byte on one lane (PortXmitWait's tick)
 };
 
 /// Counters of one port, under perfquery's names (PortCounters and PortXmitWait, IBA §16.1.3.5) in their units.
@@ -133,7 +136,8 @@ struct PortCounters {
   std::uint64_t rcv_data_words = 0;    ///< PortRcvData
   std::uint64_t xmit_pkts = 0;         ///< PortXmitPkts
   std::uint64_t rcv_pkts = 0;          ///< PortRcvPkts
-  sim::Time xmit_wait;                 ///< PortXmitWait as a duration: data waited but none could be sent
+  sim::Time xmit_wait;                 ///< data waited but none could be sent, as a duration
+  std::uint64_t xmit_wait_ticks = 0;   ///< PortXmitWait: whole ticks of each such wait (xmit_wait_tick())
   std::uint64_t flow_control_pkts = 0; ///< flow-control packets sent
   std::uint64_t vl15_dropped = 0;      ///< VL15 packets dropped for lack of a receive slot
   std::array<std::uint64_t, vl_slots> xmit_data_words_by_vl{}; ///< PortVLXmitData (PortCountersExtended)
@@ -177,6 +181,8 @@ public:
   /// Operational data VLs after connect(): the largest of 1, 2, 4, 8, 15 both ends support.
   std::uint8_t data_vls() const { return tx_.data_vls; }
   const LinkConfig& link() const { return link_; }
+  /// PortXmitWait's unit on this link: xmit_wait_tick_symbols byte times of one lane. After connect().
+  sim::Time xmit_wait_tick() const { return xmit_wait_tick_; }
   /// Receive buffer of one data VL, in 64-byte blocks.
   std::uint32_t buffer_blocks_per_vl() const { return vls_[0].receiver.capacity_blocks(); }
   /// Blocks of data VL `vl`'s receive buffer now holding packets.
@@ -321,6 +327,7 @@ private:
   FlowControlInbox inbox_;
   sim::Time blocked_since_ = sim::Time::max();
   sim::Time flow_control_packet_time_; ///< serialization of one 6-byte FC packet at the link's rate
+  sim::Time xmit_wait_tick_;           ///< PortXmitWait's tick at the link's lane rate
   std::uint64_t flow_control_pkts_ = 0;
 
   /// Everything one packet on one VL touches, together: one cache line per packet instead of five.

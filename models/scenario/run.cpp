@@ -218,6 +218,9 @@ nlohmann::ordered_json port_counters(Cluster& cluster) {
       row["PortRcvData"] = c.rcv_data_words;
       row["PortXmitPkts"] = c.xmit_pkts;
       row["PortRcvPkts"] = c.rcv_pkts;
+      // perfquery's PortXmitWait is in ticks, whose length the device sets: the tick goes with it, and the time.
+      row["PortXmitWait"] = c.xmit_wait_ticks;
+      row["PortXmitWait_tick_ns"] = p->xmit_wait_tick().ns();
       row["PortXmitWait_ns"] = c.xmit_wait.ns();
       row["flow_control_packets"] = c.flow_control_pkts;
       if (c.link_downed + c.symbol_errors + c.packets_lost() + c.flow_control_lost > 0) {

@@ -34,6 +34,8 @@ const sim::ParamTable<Params>& param_table() {
                      "receive slots for VL15 (management) packets per port", 1, 1024},
                     {"flow_control_refresh_ns", &Params::flow_control_refresh, "ns",
                      "longest wait before a flow-control packet carries changed FCTBS/FCCL", 1, 1e9},
+                    {"xmit_wait_tick_symbols", &Params::xmit_wait_tick_symbols, "symbols",
+                     "PortXmitWait's tick in symbol times, one byte on one lane (PortSamplesControl.Tick + 1)", 1, 256},
                 });
   return table;
 }
@@ -54,7 +56,8 @@ Switch::Switch(const Params& params, sim::Target self, std::uint32_t component_i
                                 params.vl15_buffer_packets,
                                 params.flow_control_refresh,
                                 !params.cut_through,
-                                params.port_to_port_latency};
+                                params.port_to_port_latency,
+                                params.xmit_wait_tick_symbols};
   for (std::uint32_t p = 1; p <= params.port_count; ++p) {
     ports_[p].bind(self, component_id, static_cast<std::uint8_t>(p), config);
   }

@@ -36,6 +36,7 @@ struct Params {
   std::uint32_t vl_cap;                      ///< data VLs per port (PortInfo.VLCap): 1, 2, 4, 8 or 15
   std::uint32_t vl15_buffer_packets;         ///< VL15 receive slots per port
   sim::Time flow_control_refresh;            ///< longest wait before a changed FCTBS/FCCL is sent
+  std::uint32_t xmit_wait_tick_symbols;      ///< PortXmitWait tick: symbol times (PortSamplesControl.Tick + 1)
 };
 const sim::ParamTable<Params>& param_table();
 /// The switch's profiles as `ibnetsim params` and the runner's report see them.

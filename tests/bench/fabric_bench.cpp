@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
                                        leaf_params.vl15_buffer_packets,
                                        leaf_params.flow_control_refresh,
                                        true,
-                                       sim::Time::zero()};
+                                       sim::Time::zero(),
+                                       leaf_params.xmit_wait_tick_symbols};
   const link::LinkConfig cable = testing::edr_link(2);
 
   for (std::uint32_t l = 0; l < o.leaves; ++l) {

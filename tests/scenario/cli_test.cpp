@@ -202,6 +202,50 @@ TEST_CASE("cli: run writes table, json and csv, and --out FILE.json", "[cli][qui
   }
 }
 
+TEST_CASE("cli: a perftest's table has perftest's own header, and --counters adds perfquery's port counters",
+          "[cli][quick]") {
+  const std::string lat = source_path("scenarios/experiments/write_lat.json");
+  SECTION("the latency header is perftest's, word for word, and each row has its nine figures") {
+    const auto r = run_cli({"run", lat, "--set", "/workloads/0/iterations=200"});
+    REQUIRE(r.exit_code == 0);
+    const std::string header = " #bytes #iterations    t_min[usec]    t_max[usec]  t_typical[usec]    t_avg[usec]    "
+                               "t_stdev[usec]   99% percentile[usec]   99.9% percentile[usec] \n";
+    const std::size_t at = r.out.find(header);
+    REQUIRE(at != std::string::npos);
+    std::istringstream row(r.out.substr(at + header.size(), r.out.find('\n', at + header.size()) - at - header.size()));
+    std::vector<double> figures;
+    for (double x = 0; row >> x;)
+      figures.push_back(x);
+    REQUIRE(figures.size() == 9);
+    CHECK(figures[0] == 8);   // #bytes
+    CHECK(figures[1] == 200); // #iterations
+    CHECK(figures[2] <= figures[4]);
+    CHECK(figures[4] <= figures[3]);
+    CHECK(figures[6] >= 0); // t_stdev
+  }
+  SECTION("--counters: a row per active port with PortXmitWait in ticks of the tick shown") {
+    const auto r = run_cli({"run", source_path("scenarios/default.json"), "--counters"});
+    REQUIRE(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("port counters (perfquery's names") && Catch::Contains("PortXmitWait") &&
+                          Catch::Contains(" h0/1 ") && Catch::Contains(" leaf0/"));
+    const auto json = run_cli({"run", source_path("scenarios/default.json"), "--format", "json"});
+    const nlohmann::json ports = nlohmann::json::parse(json.out)["results"]["ports"];
+    bool waited = false;
+    for (const nlohmann::json& port : ports) {
+      // Switch-IB 2 and ConnectX-4 at 4x EDR: 8 symbol times of 0.32 ns.
+      CHECK(port["PortXmitWait_tick_ns"].get<double>() == Approx(2.56));
+      CHECK(port["PortXmitWait"].get<double>() <= port["PortXmitWait_ns"].get<double>() / 2.56);
+      waited = waited || port["PortXmitWait"].get<std::uint64_t>() > 0;
+    }
+    CHECK(waited); // the default all-to-all makes uplinks wait
+  }
+  SECTION("--counters is for the table only") {
+    const auto r = run_cli({"run", lat, "--counters", "--format", "json"});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains("--counters adds a table to --format table"));
+  }
+}
+
 TEST_CASE("cli: --set overrides are applied, reported and change the digest", "[cli][quick]") {
   const auto base = run_cli(args({"run", default_scenario, "--format", "json"}, short_run));
   const auto changed =

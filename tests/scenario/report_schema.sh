@@ -3,6 +3,7 @@
 # experiments' scenarios and tests/scenario/data/all_workloads.json (every workload type once) validate against
 # scenarios/schema/scenario.schema.json (inline topologies also against topologies/schema/topology.schema.json),
 # the experiments' sweeps against scenarios/schema/sweep.schema.json;
+# every shipped topology (topologies/examples) and hardware profile (topologies/hardware) against its schema;
 # their reports (--out), one with --timing, one cut short by duration_us and two interrupted, validate against
 # scenarios/schema/report.schema.json; and scenarios the loader rejects (exit 2) are rejected by the schema too.
 #   report_schema.sh IBNETSIM
@@ -13,14 +14,19 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-if ! command -v python3 >/dev/null; then
+# Debian's own python3 and python3-jsonschema (4.10 on Debian 12) first: the schemas must hold with what users of
+# the distribution have, not only with whatever newer jsonschema another python3 on PATH may carry.
+python=python3
+[ -x /usr/bin/python3 ] && python=/usr/bin/python3
+if ! command -v "$python" >/dev/null; then
     echo "report_schema: skipped: python3 not installed"
     exit 77
 fi
-if ! python3 -c 'from jsonschema import Draft202012Validator' 2>/dev/null; then
-    echo "report_schema: skipped: python3 module jsonschema 4 (Draft 2020-12) not installed (python3-jsonschema)"
+if ! "$python" -c 'from jsonschema import Draft202012Validator' 2>/dev/null; then
+    echo "report_schema: skipped: $python has no jsonschema 4 (Draft 2020-12) module (Debian: python3-jsonschema)"
     exit 77
 fi
+echo "report_schema: $python, jsonschema $("$python" -c 'import importlib.metadata as m; print(m.version("jsonschema"))')"
 
 failures=0
 run() { # report name, ibnetsim run arguments...
@@ -49,7 +55,7 @@ interrupted() { # report name, ibnetsim run arguments...
     shift
     "$ibnetsim" run "$@" --format csv --out "$work/$name.report.json" >/dev/null 2>"$work/$name.err" &
     local pid=$! waited=0 status=0
-    until grep -q "simulated" "$work/$name.err" || [ $waited -ge 1200 ]; do
+    until grep -qs "simulated" "$work/$name.err" || [ $waited -ge 1200 ]; do
         sleep 0.1
         waited=$((waited + 1))
     done
@@ -64,7 +70,7 @@ interrupted() { # report name, ibnetsim run arguments...
 interrupted write_bw_interrupted "$here/scenarios/experiments/write_bw_pair.json" --set /workloads/0/iterations=100000000
 interrupted phold_interrupted "$here/scenarios/phold.json" --set /duration_us=100000000
 
-python3 - "$here" "$work" "$ibnetsim" <<'EOF' || failures=$((failures + 1))
+"$python" - "$here" "$work" "$ibnetsim" <<'EOF' || failures=$((failures + 1))
 import copy, glob, json, os, subprocess, sys
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -112,6 +118,13 @@ for path in scenarios:
     check(scenario_schema, document, os.path.relpath(path, here))
     if isinstance(document.get("topology"), dict):
         check(topology_schema, document["topology"], os.path.relpath(path, here) + " /topology")
+
+# Every shipped topology and hardware profile against its schema.
+for path in sorted(glob.glob(os.path.join(here, "topologies/examples/*.json"))):
+    check(topology_schema, load(path), os.path.relpath(path, here))
+profile_schema = validator(os.path.join(here, "topologies/schema/profile.schema.json"))
+for path in sorted(glob.glob(os.path.join(here, "topologies/hardware/*.json"))):
+    check(profile_schema, load(path), os.path.relpath(path, here))
 
 sweep_schema = validator(os.path.join(here, "scenarios/schema/sweep.schema.json"))
 for path in sorted(glob.glob(os.path.join(here, "scenarios/experiments/*.sweep.json"))):

@@ -33,11 +33,12 @@ inline sw::Params test_switch_params() {
   p.vl_cap = 8;
   p.vl15_buffer_packets = 4;
   p.flow_control_refresh = sim::Time::from_us(2);
+  p.xmit_wait_tick_symbols = 8;
   return p;
 }
 
 inline link::PortConfig test_endpoint_port(std::uint32_t buffer_bytes = 8 * 512 * 64, std::uint8_t vl_cap = 8) {
-  return {buffer_bytes, vl_cap, 4, sim::Time::from_us(2), true, sim::Time::zero()};
+  return {buffer_bytes, vl_cap, 4, sim::Time::from_us(2), true, sim::Time::zero(), 8};
 }
 
 /// 4x EDR: 100 Gb/s of data.

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -211,9 +212,68 @@ sim::TraceFilter trace_filter(const Parsed& parsed) {
   return filter;
 }
 
+/// `run --counters`: perfquery's port counters of every port that sent or received a packet, one row each, with
+/// the error counters as columns only when some port has errors (only faults make them).
+void print_port_counters(std::ostream& out, const sim::ReportJson& ports) {
+  static constexpr const char* error_names[] = {"LinkDownedCounter", "SymbolErrorCounter", "PortRcvErrors",
+                                                "PortXmitDiscards", "PortRcvSwitchRelayErrors"};
+  std::size_t name_width = 4;
+  std::size_t idle = 0;
+  bool errors = false;
+  std::vector<const sim::ReportJson*> shown;
+  for (const sim::ReportJson& row : ports) {
+    if (row["PortXmitPkts"].get<std::uint64_t>() + row["PortRcvPkts"].get<std::uint64_t>() == 0 &&
+        !row.contains("LinkDownedCounter")) {
+      ++idle;
+      continue;
+    }
+    shown.push_back(&row);
+    name_width = std::max(name_width, row["port"].get<std::string>().size());
+    errors = errors || row.contains("LinkDownedCounter");
+  }
+  out << "\nport counters (perfquery's names: data in 4-byte words; PortXmitWait in ticks of tick[ns], the device's "
+         "PortSamplesControl.Tick + 1 symbol times)\n";
+  char cell[64];
+  std::string head = " port";
+  head.append(name_width - 4, ' ');
+  for (const char* name : {"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortXmitWait"}) {
+    std::snprintf(cell, sizeof cell, " %14s", name);
+    head += cell;
+  }
+  head += "  tick[ns]  wait[us]";
+  if (errors)
+    for (const char* name : error_names)
+      head += std::string(" ") + name;
+  out << head << "\n";
+  for (const sim::ReportJson* row : shown) {
+    const std::string name = (*row)["port"].get<std::string>();
+    std::string line = " ";
+    line += name;
+    line.append(name_width - name.size(), ' ');
+    for (const char* key : {"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts", "PortXmitWait"}) {
+      std::snprintf(cell, sizeof cell, " %14llu", static_cast<unsigned long long>((*row)[key].get<std::uint64_t>()));
+      line += cell;
+    }
+    std::snprintf(cell, sizeof cell, "  %8.3f  %8.3f", (*row)["PortXmitWait_tick_ns"].get<double>(),
+                  (*row)["PortXmitWait_ns"].get<double>() / 1000);
+    line += cell;
+    if (errors)
+      for (const char* key : error_names) {
+        const std::uint64_t value = row->contains(key) ? (*row)[key].get<std::uint64_t>() : 0;
+        std::snprintf(cell, sizeof cell, " %*llu", static_cast<int>(std::strlen(key)),
+                      static_cast<unsigned long long>(value));
+        line += cell;
+      }
+    out << line << "\n";
+  }
+  if (idle > 0)
+    out << " (" << idle << " port" << (idle == 1 ? "" : "s") << " sent and received nothing: not shown)\n";
+  out << "\n";
+}
+
 /// The table `run` prints for a fabric scenario: the fabric, each workload's own table, what the run cost.
 void print_fabric_table(std::ostream& out, const sim::ReportJson& report, const RunResult& result,
-                        const sim::ReportJson& performance) {
+                        const sim::ReportJson& performance, bool counters) {
   const sim::ReportJson& about = report["scenario"];
   out << "scenario " << about["name"].get<std::string>() << " (" << about["file"].get<std::string>()
       << "): " << about["hosts"] << " hosts, " << about["switches"] << " switches, "
@@ -221,6 +281,8 @@ void print_fabric_table(std::ostream& out, const sim::ReportJson& report, const 
   for (const std::string& line : result.table)
     out << line << "\n";
   const sim::ReportJson& r = report["results"];
+  if (counters)
+    print_port_counters(out, r["ports"]);
   const double wall_s = performance["wall_time_s"].get<double>();
   char line[240];
   const char* cut = report.contains("partial")  ? " (interrupted: partial results)"
@@ -237,12 +299,12 @@ void print_fabric_table(std::ostream& out, const sim::ReportJson& report, const 
 
 /// What `run` prints on stdout: the table for people, or the report as JSON or CSV.
 void print_report(std::ostream& out, sim::ReportFormat format, bool fabric, const sim::ReportJson& report,
-                  const RunResult& result, const sim::ReportJson& performance) {
+                  const RunResult& result, const sim::ReportJson& performance, bool counters) {
   switch (format) {
   case sim::ReportFormat::table:
     // The table is for people: it always shows how long the run took.
     if (fabric) {
-      print_fabric_table(out, report, result, performance);
+      print_fabric_table(out, report, result, performance, counters);
     } else {
       sim::ReportJson with_timing = result.report;
       with_timing["performance"] = performance;
@@ -265,6 +327,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
       "format", po::value<std::string>()->default_value("table"),
       "stdout format: table, json or csv")("quiet,q", "print nothing on stdout (use with --out)")(
       "timing", "add wall time, events/s and peak memory to JSON and CSV reports (they then differ run to run)")(
+      "counters", "add every active port's perfquery counters to the table (JSON and CSV always carry them)")(
       "trace", po::value<std::string>(),
       "write a timeline to FILE.json in Chrome trace-event format (open it in https://ui.perfetto.dev)")(
       "trace-qp", po::value<std::vector<std::string>>()->composing(),
@@ -283,7 +346,13 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   const std::string format_text = parsed.values["format"].as<std::string>();
   if (!sim::parse_report_format(format_text, format))
     throw UsageError{"--format expects table, json or csv, got '" + format_text + "'"};
+  const bool counters = parsed.values.count("counters") > 0;
+  if (counters && format != sim::ReportFormat::table)
+    throw UsageError{"--counters adds a table to --format table; JSON and CSV reports always carry the counters "
+                     "(results.ports)"};
   const Scenario scenario = load_from(parsed, "run");
+  if (counters && scenario.workload != WorkloadType::fabric)
+    throw UsageError{"--counters needs a fabric scenario (one with workloads); this one runs phold"};
   const ib::scenario::MemoryEstimate estimate = check_memory_budget(scenario);
   const bool fabric = scenario.workload == WorkloadType::fabric;
   if (!fabric && parsed.values.count("trace"))
@@ -339,7 +408,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
     report["performance"] = performance;
   // Results reach stdout before any file, so a failed write (exit 2) still shows them.
   if (!quiet)
-    print_report(out, format, fabric, report, result, performance);
+    print_report(out, format, fabric, report, result, performance, counters);
   if (tracer)
     tracer->finish();
   if (!out_path.empty())

@@ -302,3 +302,17 @@ TEST_CASE("workloads: a choice option's and an unknown key's errors are the JSON
           read(untyped);
         }).find(", \"recursive_doubling_allreduce\" (required key \"type\"), got nothing") != std::string::npos);
 }
+
+TEST_CASE("summarize: perftest's figures, t_stdev the population standard deviation", "[host][quick]") {
+  std::vector<sim::Time> samples;
+  for (const int ns : {4000, 1000, 3000, 2000})
+    samples.push_back(sim::Time::from_ns(ns));
+  const LatencyStats s = summarize(samples);
+  CHECK(s.samples == 4);
+  CHECK(s.t_min_us == 1.0);
+  CHECK(s.t_max_us == 4.0);
+  CHECK(s.t_typical_us == 3.0); // the sample at index n / 2 of the sorted ones, as perftest takes it
+  CHECK(s.t_avg_us == 2.5);
+  CHECK(s.t_stdev_us == Approx(std::sqrt(1.25)));
+  CHECK(summarize({}).t_stdev_us == 0);
+}

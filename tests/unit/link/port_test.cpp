@@ -48,7 +48,7 @@ struct BackToBack {
 };
 
 link::PortConfig port_config(std::uint32_t blocks_per_vl, std::uint8_t vl_cap = 1) {
-  return {blocks_per_vl * link::block_bytes * vl_cap, vl_cap, 4, sim::Time::from_us(2), false, sim::Time::zero()};
+  return {blocks_per_vl * link::block_bytes * vl_cap, vl_cap, 4, sim::Time::from_us(2), false, sim::Time::zero(), 8};
 }
 
 link::LinkConfig edr(std::int64_t propagation_ns) {
@@ -216,8 +216,36 @@ TEST_CASE("link::Port: too few credits over a long cable cap throughput at credi
   const sim::Time measured = s->last_last_bit_at - s->first_last_bit_at;
   // Packets go in pairs, one cycle apart; the last pair's second packet ends one serialization after its first.
   CHECK(measured.ps() == (cycle * 99).ps() + 331'040);
-  CHECK(net.a().port().counters().xmit_wait > sim::Time::zero());
+  const link::PortCounters c = net.a().port().counters();
+  CHECK(c.xmit_wait > sim::Time::zero());
+  // PortXmitWait counts each wait's whole ticks: 8 symbol times of 0.32 ns at EDR. Each of the ~100 waits loses
+  // less than one tick to rounding.
+  REQUIRE(net.a().port().xmit_wait_tick() == sim::Time::from_ps(2'560));
+  const std::uint64_t whole = static_cast<std::uint64_t>(c.xmit_wait.ps() / 2'560);
+  CHECK(c.xmit_wait_ticks <= whole);
+  CHECK(c.xmit_wait_ticks + 100 >= whole);
+  CHECK(c.xmit_wait_ticks > 0);
   CHECK(net.invariants(true).empty());
+}
+
+TEST_CASE("link::Port: PortXmitWait's tick is symbol times of one lane, whatever the width", "[link][quick]") {
+  // NVIDIA's ibdiagnet manual: a symbol time is 4 ns at SDR regardless of the width; a tick is Tick + 1 of them.
+  const auto tick = [](link::Width width, link::Speed speed, std::uint32_t symbols) {
+    sim::Simulator sim(1);
+    link::PacketPool pool;
+    link::PortConfig config = port_config(130);
+    config.xmit_wait_tick_symbols = symbols;
+    link::Port a, b;
+    a.bind(sim::Target{1, 0}, 0, 1, config);
+    b.bind(sim::Target{1, 1}, 1, 1, config);
+    link::connect(a, b, {link::data_rate(width, speed), sim::Time::from_ns(5), link::lanes(width)});
+    return a.xmit_wait_tick();
+  };
+  CHECK(tick(link::Width::x1, link::Speed::sdr, 1) == sim::Time::from_ns(4));
+  CHECK(tick(link::Width::x4, link::Speed::sdr, 1) == sim::Time::from_ns(4));
+  CHECK(tick(link::Width::x12, link::Speed::sdr, 32) == sim::Time::from_ns(128));
+  CHECK(tick(link::Width::x4, link::Speed::edr, 8) == sim::Time::from_ps(2'560));
+  CHECK(tick(link::Width::x1, link::Speed::edr, 8) == sim::Time::from_ps(2'560));
 }
 
 TEST_CASE("link::Port: a buffer smaller than one largest packet per VL is refused", "[link][quick]") {
