@@ -20,6 +20,8 @@ const sim::ParamTable<Params>& param_table() {
            "link widths the ports support, comma-separated: 1x, 2x, 4x, 8x, 12x", 0, 0},
           {"link_speeds", &Params::link_speeds, "text",
            "link speeds the ports support, comma-separated: SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR", 0, 0},
+          {"device_ids", &Params::device_ids, "text",
+           "NodeInfo.DeviceID values of this device, as ibnetdiscover's devid= lines print them (topo import)", 0, 0},
           {"vl_cap", &Params::vl_cap, "count", "data VLs per port (PortInfo.VLCap): 1, 2, 4, 8 or 15", 1, 15},
           {"input_buffer_bytes_per_port", &Params::input_buffer_bytes_per_port, "bytes",
            "receive buffer of each port, split evenly over its operational data VLs", 64, 1e9},
@@ -140,6 +142,8 @@ std::string check_profile_name(std::string_view key, const std::string& name, st
 std::string validate(const Params& params) {
   std::string problem = link::validate_port_parameters(params.link_widths, params.link_speeds, params.vl_cap,
                                                        params.input_buffer_bytes_per_port);
+  if (problem.empty())
+    problem = link::validate_device_ids(params.device_ids);
   if (!problem.empty())
     return problem;
   for (const auto& [key, bytes] :

@@ -16,6 +16,7 @@ struct Params {
   std::uint32_t port_count;                  ///< IB ports, numbered 1..port_count
   std::string link_widths;                   ///< widths its ports support, e.g. "1x,4x" (link::parse_width_set)
   std::string link_speeds;                   ///< speeds its ports support, e.g. "SDR,QDR,FDR,EDR"
+  std::string device_ids;                    ///< NodeInfo.DeviceIDs that identify it in ibnetdiscover output
   std::uint32_t vl_cap;                      ///< data VLs per port (PortInfo.VLCap): 1, 2, 4, 8 or 15
   std::uint32_t input_buffer_bytes_per_port; ///< receive buffer per port, split evenly over operational data VLs
   std::uint32_t vl15_buffer_packets;         ///< VL15 receive slots per port

@@ -439,4 +439,40 @@ std::string validate_port_parameters(const std::string& link_widths, const std::
   return "";
 }
 
+std::optional<std::vector<std::uint16_t>> parse_device_ids(std::string_view text) {
+  std::vector<std::uint16_t> ids;
+  while (!text.empty()) {
+    const std::size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    while (!item.empty() && item.front() == ' ')
+      item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ')
+      item.remove_suffix(1);
+    if (!item.starts_with("0x") || item.size() < 3 || item.size() > 6)
+      return std::nullopt;
+    unsigned value = 0;
+    for (const char c : item.substr(2)) {
+      const int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (digit < 0)
+        return std::nullopt;
+      value = value * 16 + static_cast<unsigned>(digit);
+    }
+    ids.push_back(static_cast<std::uint16_t>(value));
+    if (comma == std::string_view::npos)
+      break;
+    text.remove_prefix(comma + 1);
+    if (text.empty())
+      return std::nullopt; // a trailing comma
+  }
+  return ids;
+}
+
+std::string validate_device_ids(const std::string& device_ids) {
+  if (!parse_device_ids(device_ids))
+    return "device_ids: expected comma-separated lowercase hexadecimal device IDs as ibnetdiscover prints them "
+           "(0x1017), each at most 0xffff, or \"\", got \"" +
+           device_ids + "\"";
+  return "";
+}
+
 } // namespace ib::link

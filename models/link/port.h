@@ -16,7 +16,10 @@
 #include <cassert>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "models/link/credit_flow.h"
 #include "models/link/packet.h"
@@ -387,6 +390,11 @@ inline constexpr std::uint32_t largest_packet_blocks =
 /// input_buffer_bytes_per_port).
 std::string validate_port_parameters(const std::string& link_widths, const std::string& link_speeds,
                                      std::uint32_t vl_cap, std::uint32_t input_buffer_bytes_per_port);
+/// A node profile's device_ids: NodeInfo.DeviceID values as ibnetdiscover prints them ("devid=0x1017"), comma-
+/// separated hexadecimal, each at most 0xffff; "" is none. nullopt when malformed.
+std::optional<std::vector<std::uint16_t>> parse_device_ids(std::string_view text);
+/// "" when `device_ids` parses, else the problem (for a profile's validate()).
+std::string validate_device_ids(const std::string& device_ids);
 
 // Per packet, inline: every hop sends once, arrives once and releases once, from the owning node's translation unit.
 

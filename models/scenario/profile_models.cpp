@@ -6,13 +6,14 @@
 #include "models/phold/phold.h"
 #include "models/sm/sm_params.h"
 #include "models/switch/switch.h"
+#include "models/topology/ibnetdiscover.h"
 
 namespace ib::scenario {
 
 namespace {
 const sim::ProfileModel* const models[] = {
     &phold::profile_model,     &sw::profile_model,        &hca::profile_model, &link::cable_profile_model,
-    &pcie::link_profile_model, &pcie::host_profile_model, &sm::profile_model};
+    &pcie::link_profile_model, &pcie::host_profile_model, &sm::profile_model,  &topo::import_profile_model};
 } // namespace
 
 std::span<const sim::ProfileModel* const> profile_models() {

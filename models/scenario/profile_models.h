@@ -10,7 +10,7 @@
 
 namespace ib::scenario {
 
-/// Every model with a parameter table: phold, switch, hca, cable, pcie-link, host.
+/// Every model with a parameter table: phold, switch, hca, cable, pcie-link, host, sm, topo-import.
 std::span<const sim::ProfileModel* const> profile_models();
 /// The model called `name` (a profile's "model"); nullptr for none.
 const sim::ProfileModel* find_profile_model(std::string_view name);

@@ -30,6 +30,7 @@ struct Params {
   std::uint32_t port_count;                  ///< external ports, numbered 1..port_count
   std::string link_widths;                   ///< widths its ports support, e.g. "1x,4x" (link::parse_width_set)
   std::string link_speeds;                   ///< speeds its ports support, e.g. "SDR,QDR,FDR,EDR"
+  std::string device_ids;                    ///< NodeInfo.DeviceIDs that identify it in ibnetdiscover output
   sim::Time port_to_port_latency;            ///< first bit in to first bit out, unloaded, cut-through
   bool cut_through;                          ///< false = store-and-forward
   std::uint32_t input_buffer_bytes_per_port; ///< receive buffer per port, split evenly over operational data VLs

@@ -6,6 +6,7 @@
 
 #include "models/hca/params.h"
 #include "models/link/cable.h"
+#include "models/link/port.h"
 #include "models/switch/switch.h"
 #include "sim/errors.h"
 #include "sim/profile.h"
@@ -21,7 +22,7 @@ NodeCapabilities node_capabilities(const sim::Profile& profile, const std::vecto
   const P params = sim::read_checked_profile(table, profile, overrides, validate);
   // validate() has checked both lists parse.
   return NodeCapabilities{params.port_count, *link::parse_width_set(params.link_widths),
-                          *link::parse_speed_set(params.link_speeds)};
+                          *link::parse_speed_set(params.link_speeds), *link::parse_device_ids(params.device_ids)};
 }
 
 std::string_view model_of(NodeKind kind) {
@@ -40,6 +41,15 @@ std::string Catalog::describe(const std::string& /*profile*/) {
 
 std::vector<std::string> Catalog::profile_names(std::string_view /*model*/) {
   return {};
+}
+
+std::optional<std::string> Catalog::profile_for_device(NodeKind kind, std::uint16_t device_id) {
+  for (const std::string& name : profile_names(model_of(kind))) {
+    const std::optional<NodeCapabilities> c = capabilities(kind, name);
+    if (c && std::find(c->device_ids.begin(), c->device_ids.end(), device_id) != c->device_ids.end())
+      return name;
+  }
+  return std::nullopt;
 }
 
 const ProfileCatalog::Entry& ProfileCatalog::entry(const std::string& name) {

@@ -18,9 +18,10 @@ namespace ib::topo {
 
 /// A node profile's port-side capabilities.
 struct NodeCapabilities {
-  unsigned port_count;   ///< physical ports of that device, numbered 1..port_count
-  link::WidthSet widths; ///< link widths every port supports
-  link::SpeedSet speeds; ///< link speeds every port supports
+  unsigned port_count;                   ///< physical ports of that device, numbered 1..port_count
+  link::WidthSet widths;                 ///< link widths every port supports
+  link::SpeedSet speeds;                 ///< link speeds every port supports
+  std::vector<std::uint16_t> device_ids; ///< NodeInfo.DeviceIDs that identify the device (ibnetdiscover's devid=)
 };
 
 class Catalog {
@@ -34,6 +35,9 @@ public:
   virtual std::string describe(const std::string& profile);
   /// For error messages: the known profiles of `model` ("switch", "hca", "cable"), sorted; may be empty.
   virtual std::vector<std::string> profile_names(std::string_view model);
+  /// The profile of a `kind` node whose device_ids list `device_id`, the first by name if several do; nullopt if
+  /// none does.
+  std::optional<std::string> profile_for_device(NodeKind kind, std::uint16_t device_id);
 };
 
 /// The catalog of hardware profiles: a bare name is topologies/hardware/<name>.json, a name with '/' or ending in

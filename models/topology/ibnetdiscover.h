@@ -17,6 +17,8 @@
 #include "models/topology/catalog.h"
 #include "models/topology/topology.h"
 #include "sim/errors.h"
+#include "sim/params.h"
+#include "sim/profile.h"
 
 namespace ib::topo {
 
@@ -61,6 +63,19 @@ struct CableTable {
 };
 /// Reads a cables table; a malformed header or row is a LineError (cable names are checked on import).
 CableTable parse_cable_table(std::string_view text, const std::string& file);
+
+/// What `topo import` assumes where ibnetdiscover is silent; defaults and sources in
+/// topologies/hardware/topo-import.json (model "topo-import").
+struct ImportDefaults {
+  double length_m;   ///< cable length of every link a cables table does not give
+  std::string cable; ///< cable profile of every link a cables table does not give
+};
+/// The table of ImportDefaults: parsing, `ibnetsim params topo-import`.
+const sim::ParamTable<ImportDefaults>& import_param_table();
+/// The topo-import model, as `ibnetsim params` lists it.
+extern const sim::ProfileModel import_profile_model;
+/// The name of the shipped topo-import profile.
+inline constexpr std::string_view import_profile = "topo-import";
 
 struct ImportOptions {
   std::optional<std::string> switch_profile; ///< absent: inferred per switch from its fastest link speed

@@ -190,6 +190,20 @@ std::vector<CableChoice> cable_choices(const std::vector<Block>& blocks, const s
 
 } // namespace
 
+const sim::ParamTable<ImportDefaults>& import_param_table() {
+  static const sim::ParamTable<ImportDefaults> table(
+      "topo-import",
+      {
+          {"default_length_m", &ImportDefaults::length_m, "m",
+           "cable length of every link --cables does not give (ibnetdiscover does not see cables)", 0.01, 1e6},
+          {"default_cable", &ImportDefaults::cable, "text", "cable profile of every link --cables does not give", 0, 0},
+      });
+  return table;
+}
+
+const sim::ProfileModel import_profile_model = sim::profile_model<ImportDefaults, &import_param_table>(
+    "topo-import", "what topo import assumes where ibnetdiscover output is silent: cable lengths and types");
+
 std::optional<std::string> inferred_profile(NodeKind kind, link::Speed fastest) {
   const bool sw = kind == NodeKind::switch_node;
   switch (fastest) {
@@ -325,6 +339,8 @@ ImportResult import_ibnetdiscover(std::string_view text, const std::string& file
     fabric_fastest = std::max(fabric_fastest, s);
   }
   std::map<std::tuple<NodeKind, std::string, link::Speed>, unsigned> inferred;
+  std::map<std::tuple<NodeKind, std::string, std::uint16_t>, unsigned> by_device; // (kind, profile, devid)
+  std::map<std::pair<NodeKind, std::uint16_t>, unsigned> unknown_devices;
   json nodes = json::array();
   std::vector<unsigned> node_lines;
   for (std::size_t n = 0; n < blocks.size(); ++n) {
@@ -332,8 +348,18 @@ ImportResult import_ibnetdiscover(std::string_view text, const std::string& file
     const bool sw = b.kind == NodeKind::switch_node;
     const std::optional<std::string>& given = sw ? options.switch_profile : options.hca_profile;
     std::string profile;
+    std::optional<std::string> known;
+    if (!given && b.device_id && *b.device_id != 0) { // ibsim's nodes print devid=0x0: no device at all
+      known = catalog.profile_for_device(b.kind, *b.device_id);
+      if (!known)
+        ++unknown_devices[{b.kind, *b.device_id}];
+    }
     if (given) {
       profile = *given;
+    } else if (known) {
+      // The device says what it is: a ConnectX-5 on EDR links is not taken for a ConnectX-4.
+      profile = *known;
+      ++by_device[{b.kind, profile, *b.device_id}];
     } else {
       const link::Speed speed = linked[n] ? fastest[n] : fabric_fastest;
       const auto guess = inferred_profile(b.kind, speed);
@@ -422,6 +448,26 @@ ImportResult import_ibnetdiscover(std::string_view text, const std::string& file
                            std::to_string(links.size()) + " link lengths and " +
                            std::to_string(links.size() - result.links_with_default_cable) + " cable profiles from " +
                            options.cables->file);
+  }
+  const auto nodes_of = [](NodeKind kind, unsigned count) {
+    return std::to_string(count) + " " +
+           (kind == NodeKind::switch_node ? (count == 1 ? "switch" : "switches") : (count == 1 ? "HCA" : "HCAs"));
+  };
+  const auto hex = [](std::uint16_t id) {
+    char text[8];
+    std::snprintf(text, sizeof text, "0x%x", id);
+    return std::string(text);
+  };
+  for (const auto& [key, count] : by_device) {
+    const auto& [kind, profile, id] = key;
+    result.notes.push_back("profile " + profile + " for " + nodes_of(kind, count) + " of devid " + hex(id) +
+                           " (the profile's device_ids; " +
+                           (kind == NodeKind::switch_node ? "--switch-profile" : "--hca-profile") + " sets it)");
+  }
+  for (const auto& [key, count] : unknown_devices) {
+    const auto& [kind, id] = key;
+    result.notes.push_back("devid " + hex(id) + " (" + nodes_of(kind, count) +
+                           ") is in no shipped profile's device_ids: profile inferred from link speed");
   }
   for (const auto& [key, count] : inferred) {
     const auto& [kind, profile, speed] = key;

@@ -166,7 +166,12 @@ private:
       (void)assignment(line); // routers are refused at their Rt line
     } else if (line.starts_with("sysimgguid")) {
       system_image_guid_ = assignment(line);
-    } else if (line.starts_with("vendid") || line.starts_with("devid")) {
+    } else if (line.starts_with("devid")) {
+      const std::uint64_t id = assignment(line);
+      if (id > 0xffff)
+        fail("a 16-bit device ID (NodeInfo.DeviceID)", json_quoted(line));
+      device_id_ = static_cast<std::uint16_t>(id);
+    } else if (line.starts_with("vendid")) {
       (void)assignment(line);
     } else if (line.starts_with("width")) {
       net_.width_mask = static_cast<unsigned>(assignment(line));
@@ -239,9 +244,18 @@ private:
     if (!id || id->empty()) {
       fail("a quoted node id after the port count, as in Switch 36 \"S-0002c90200487730\"", json_quoted(line));
     }
-    Block block{
-        line_, kind, static_cast<unsigned>(*ports), std::string(*id), description(c.rest()), 0, 0, std::nullopt, {},
-        false, {}};
+    Block block{line_,
+                kind,
+                static_cast<unsigned>(*ports),
+                std::string(*id),
+                description(c.rest()),
+                0,
+                0,
+                std::nullopt,
+                std::nullopt,
+                {},
+                false,
+                {}};
     block.guid = next_guid(kind);
     if (block.guid == 0) {
       fail("a node GUID (from a switchguid= or caguid= line) other than 0", "GUID 0");
@@ -252,8 +266,10 @@ private:
     if (kind == NodeKind::switch_node) {
       block.port0_guid = switch_port_guid_;
     }
+    block.device_id = device_id_;
     system_image_guid_.reset();
     switch_port_guid_.reset();
+    device_id_.reset();
     blocks_.push_back(std::move(block));
     in_block_ = true;
   }
@@ -365,6 +381,7 @@ private:
   std::uint64_t base_guid_[2] = {0x100000, 0x200000};
   std::uint64_t next_guid_[2] = {0x100000, 0x200000};
   std::optional<std::uint64_t> system_image_guid_;
+  std::optional<std::uint16_t> device_id_;
   std::optional<std::uint64_t> switch_port_guid_;
   NetDefaults net_;
 };
@@ -529,7 +546,8 @@ private:
     const auto node_of = [&](const ReportEnd& e, unsigned line) {
       const auto [it, added] = index.emplace(key_of(e), blocks.size());
       if (added) {
-        blocks.push_back(Block{line, e.kind, 0, "", e.description, e.guid, 0, std::nullopt, {}, true, {}});
+        blocks.push_back(
+            Block{line, e.kind, 0, "", e.description, e.guid, 0, std::nullopt, std::nullopt, {}, true, {}});
         lowest_port.push_back(e.port);
       }
       Block& b = blocks[it->second];

@@ -35,6 +35,7 @@ struct Block {
   std::string description;
   std::uint64_t guid;
   std::uint64_t system_image_guid;
+  std::optional<std::uint16_t> device_id; ///< the devid= line before the block (NodeInfo.DeviceID), if any
   std::optional<std::uint64_t> port0_guid;
   std::vector<PortLine> port_lines;
   /// Set for nodes of a ports report (ibnetdiscover -p), which does not print port counts: `ports` is then the

@@ -282,11 +282,10 @@ TEST_CASE("cli: validate checks without running, params lists parameters", "[cli
 TEST_CASE("cli: params lists the switch and cable tables and the shipped profiles", "[cli][quick]") {
   const auto models = run_cli({"params"});
   CHECK(models.exit_code == 0);
-  CHECK_THAT(models.out,
-             Catch::Contains("switch") && Catch::Contains("cable") &&
-                 Catch::Contains(
-                     "copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, opensm, "
-                     "quantum-hdr, quantum2-ndr, switch-ib2-edr, switchx2-fdr, xeon-e5-haswell, xeon-sapphire-rapids"));
+  CHECK_THAT(models.out, Catch::Contains("switch") && Catch::Contains("cable") &&
+                             Catch::Contains("copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, opensm, "
+                                             "quantum-hdr, quantum2-ndr, switch-ib2-edr, switchx2-fdr, topo-import, "
+                                             "xeon-e5-haswell, xeon-sapphire-rapids"));
   const auto sw = run_cli({"params", "switch"});
   CHECK(sw.exit_code == 0);
   CHECK_THAT(sw.out, Catch::StartsWith("parameters of switch:"));
@@ -358,7 +357,7 @@ TEST_CASE("cli: params rejects a bad profile name or value with exit 2 and a cle
       {{"params", "switch", "--profile", "no-such-switch"},
        "ibnetsim params: unknown profile 'no-such-switch'; profiles: connect-ib-fdr, connectx3-fdr, connectx4-edr, "
        "connectx5-edr, connectx6-hdr, connectx7-ndr, copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, opensm, "
-       "quantum-hdr, quantum2-ndr, switch-ib2-edr, switchx2-fdr, xeon-e5-haswell, xeon-sapphire-rapids"},
+       "quantum-hdr, quantum2-ndr, switch-ib2-edr, switchx2-fdr, topo-import, xeon-e5-haswell, xeon-sapphire-rapids"},
       // Regression (fuzzing): a name too long for a file name ended as an internal error (filesystem_error).
       {{"params", "switch", "--profile", std::string(5000, 'a')}, "ibnetsim params: unknown profile 'aaa"},
       {{"params", "switch", "--profile", "fibre"},
@@ -368,6 +367,11 @@ TEST_CASE("cli: params rejects a bad profile name or value with exit 2 and a cle
       {{"params", "switch", "--profile", "quantum-hdr", "--set", "/vl_cap=3"},
        "ibnetsim: error: --set:/vl_cap: expected 1, 2, 4, 8 or 15, got 3"},
       {{"params", "switch", "--profile", "quantum-hdr", "--set", "vl_cap"}, "--set expects /key=value, got 'vl_cap'"},
+      {{"params", "hca", "--profile", "connectx5-edr", "--set", "/device_ids=0x1017,"},
+       "ibnetsim: error: --set:/device_ids: expected comma-separated lowercase hexadecimal device IDs as "
+       "ibnetdiscover prints them (0x1017), each at most 0xffff, or \"\", got \"0x1017,\""},
+      {{"params", "topo-import", "--profile", "topo-import", "--set", "/default_length_m=0"},
+       "ibnetsim: error: --set:/default_length_m: expected"},
       {{"params", "switch", "--set", "/vl_cap=3"}, "--set needs --profile"},
       {{"params", "--profile", "fibre"}, "--profile and --set need a MODEL"},
   };

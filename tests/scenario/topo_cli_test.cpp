@@ -300,10 +300,10 @@ TEST_CASE("cli topo import: a live mlx5 fabric with a node name map and a cables
                      "ibnetsim topo import: 3 of 5 link lengths and 3 cable profiles from " +
                      data +
                      "mlx5-edr.cables.csv\n"
-                     "ibnetsim topo import: profile connectx4-edr for 3 HCAs whose fastest link is EDR (inferred; "
-                     "--hca-profile sets it)\n"
-                     "ibnetsim topo import: profile switch-ib2-edr for 2 switches whose fastest link is EDR "
-                     "(inferred; --switch-profile sets it)\n");
+                     "ibnetsim topo import: profile connectx4-edr for 3 HCAs of devid 0x1013 (the profile's "
+                     "device_ids; --hca-profile sets it)\n"
+                     "ibnetsim topo import: profile switch-ib2-edr for 2 switches of devid 0xcf08 (the profile's "
+                     "device_ids; --switch-profile sets it)\n");
   CHECK_THAT(r.out, Catch::StartsWith("{\n  \"name\": \"mlx5-edr.ibnetdiscover\",\n"));
   CHECK_THAT(r.out, Catch::Contains("{\"name\": \"cn001\", \"kind\": \"hca\", \"profile\": \"connectx4-edr\", "
                                     "\"ports\": 1, \"guid\": \"0x98039b0300a1b2c0\", \"port_guids\": "

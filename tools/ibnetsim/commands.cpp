@@ -560,11 +560,16 @@ int command_params(const std::vector<std::string>& args, std::ostream& out) {
     if (parsed.values.count("profile") || parsed.values.count("set"))
       throw UsageError{"--profile and --set need a MODEL: ibnetsim params MODEL --profile NAME"};
     out << "models with parameters:\n";
+    std::size_t width = std::string_view("workload").size();
     for (const sim::ProfileModel* model : ib::scenario::profile_models())
-      out << "  " << model->name << std::string(11 - std::min<std::size_t>(model->name.size(), 10), ' ')
-          << model->description << "\n";
-    out << "  workload   workloads of a fabric scenario; 'ibnetsim params workload [TYPE]' (models/host)\n"
-        << "hardware profiles (--profile NAME): " << joined(profile_names()) << "\n";
+      width = std::max(width, model->name.size());
+    const auto row = [&](std::string_view name, std::string_view description) {
+      out << "  " << name << std::string(width + 1 - name.size(), ' ') << description << "\n";
+    };
+    for (const sim::ProfileModel* model : ib::scenario::profile_models())
+      row(model->name, model->description);
+    row("workload", "workloads of a fabric scenario; 'ibnetsim params workload [TYPE]' (models/host)");
+    out << "hardware profiles (--profile NAME): " << joined(profile_names()) << "\n";
     return sim::exit_ok;
   }
   const std::string& model = parsed.positional[0];

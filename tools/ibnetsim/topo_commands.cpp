@@ -228,6 +228,8 @@ std::string read_text(const std::string& path) {
   return text.str();
 }
 
+std::string metres(double length_m);
+
 int command_import(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   po::options_description options("ibnetsim topo import FILE [options] [-o FILE]", line_length);
   options.add_options()("help,h", "show this help")("output,o", po::value<std::string>(), "write to FILE, not stdout")(
@@ -236,8 +238,11 @@ int command_import(const std::vector<std::string>& args, std::ostream& out, std:
       "switch-ib2-edr, HDR quantum-hdr)")(
       "hca-profile", po::value<std::string>(),
       "profile of every HCA (default: inferred likewise: connectx3-fdr, connectx4-edr, connectx6-hdr)")(
-      "length-m", po::value<std::string>(), "cable length of every link --cables does not give, metres (default 2)")(
-      "cable", po::value<std::string>(), "cable profile of every link --cables does not give (default copper-dac)")(
+      "length-m", po::value<std::string>(),
+      "cable length of every link --cables does not give, metres (default: the topo-import profile's "
+      "default_length_m, 2)")("cable", po::value<std::string>(),
+                              "cable profile of every link --cables does not give (default: the topo-import "
+                              "profile's default_cable, copper-dac)")(
       "cables", po::value<std::string>(),
       "CSV of cables per link end: header node_guid,port,length_m,cable, then one row per end (ibnetdiscover "
       "does not see cables)")("node-name-map", po::value<std::string>(),
@@ -270,14 +275,24 @@ int command_import(const std::vector<std::string>& args, std::ostream& out, std:
                            usage};
     }
   }
-  const std::string length_text = value_of(parsed, "length-m").value_or("2");
-  const json length = json::parse(length_text, nullptr, false);
-  if (length.is_discarded() || !length.is_number() || !(length.get<double>() > 0 && length.get<double>() <= 1e6)) {
-    throw TopoUsageError{"--length-m: expected a length in metres, > 0 and <= 1000000, got '" + length_text + "'",
-                         usage};
+  // Where ibnetdiscover is silent, the topo-import profile's assumptions (topologies/hardware/topo-import.json).
+  const topo::ImportDefaults assumed =
+      sim::read_named_profile(topo::import_param_table(), std::string(topo::import_profile), {});
+  if (const auto length_text = value_of(parsed, "length-m")) {
+    const json length = json::parse(*length_text, nullptr, false);
+    if (length.is_discarded() || !length.is_number() || !(length.get<double>() > 0 && length.get<double>() <= 1e6)) {
+      throw TopoUsageError{"--length-m: expected a length in metres, > 0 and <= 1000000, got '" + *length_text + "'",
+                           usage};
+    }
+    o.length_m = length.get<double>();
+  } else {
+    o.length_m = assumed.length_m;
   }
-  o.length_m = length.get<double>();
-  o.cable = value_of(parsed, "cable").value_or("copper-dac");
+  o.cable = value_of(parsed, "cable").value_or(assumed.cable);
+  if (!catalog.is_cable(o.cable) && !parsed.values.count("cable")) {
+    throw sim::InputError(sim::profile_path(topo::import_profile), "/parameters/default_cable/value",
+                          "a cable profile (" + joined(catalog.profile_names("cable")) + ")", "\"" + o.cable + "\"");
+  }
   if (!catalog.is_cable(o.cable)) {
     throw TopoUsageError{"--cable: expected a cable profile (" + joined(catalog.profile_names("cable")) + "), got '" +
                              o.cable + "'",
@@ -294,10 +309,10 @@ int command_import(const std::vector<std::string>& args, std::ostream& out, std:
   const topo::ImportResult result = topo::import_ibnetdiscover(read_text(path), path, o, catalog);
   // A default is stated only when some link took it (a --cables file may give every link's).
   if (!parsed.values.count("length-m") && result.links_with_default_length > 0) {
-    defaults.push_back("--length-m 2");
+    defaults.push_back("--length-m " + metres(o.length_m));
   }
   if (!parsed.values.count("cable") && result.links_with_default_cable > 0) {
-    defaults.push_back("--cable copper-dac");
+    defaults.push_back("--cable " + o.cable);
   }
   if (!defaults.empty()) {
     err << "ibnetsim topo import: defaults used: " << joined(defaults) << "\n";

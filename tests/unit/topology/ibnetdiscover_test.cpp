@@ -2,6 +2,7 @@
 // outputs of ibnetdiscover on fabrics served by ibsim (tools/opensm/golden/<net>-minhop/ibnetdiscover.txt, made by
 // tools/opensm/make_golden.sh from tools/opensm/netfiles/<net>.net), the net files themselves, errors at their
 // line, and export/import round trips.
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -137,6 +138,36 @@ std::set<std::string> cabling(const topo::Topology& t, const std::function<std::
 
 } // namespace
 
+TEST_CASE("topology::import_ibnetdiscover: devid= picks the profile whose device_ids list it, before link speed",
+          "[topology][quick]") {
+  // The sample's FDR fabric with its HCAs' devid changed.
+  const auto with_hca_devid = [](const std::string& devid) {
+    std::string text = sample;
+    for (std::size_t at = 0; (at = text.find("devid=0x1003", at)) != std::string::npos;)
+      text.replace(at, 12, "devid=" + devid);
+    return text;
+  };
+  // A ConnectX-5 (15b3:1017) is a connectx5-edr whatever its links run at.
+  const topo::ImportResult cx5 = import(with_hca_devid("0x1017"));
+  CHECK(cx5.topology.node(2).profile == "connectx5-edr");
+  CHECK(cx5.notes.front() ==
+        "profile connectx5-edr for 2 HCAs of devid 0x1017 (the profile's device_ids; --hca-profile sets it)");
+  // A device no profile knows: the link speed decides, and the note says so.
+  const topo::ImportResult unknown = import(with_hca_devid("0x1234"));
+  CHECK(unknown.topology.node(2).profile == "connectx3-fdr");
+  CHECK(std::find(unknown.notes.begin(), unknown.notes.end(),
+                  "devid 0x1234 (2 HCAs) is in no shipped profile's device_ids: profile inferred from link speed") !=
+        unknown.notes.end());
+  // ibsim's nodes print devid=0x0: no device, no note.
+  const topo::ImportResult none = import(with_hca_devid("0x0"));
+  CHECK(none.topology.node(2).profile == "connectx3-fdr");
+  for (const std::string& note : none.notes)
+    CHECK(note.find("devid 0x0") == std::string::npos);
+  // NodeInfo.DeviceID has 16 bits.
+  CHECK_THAT(import_error(with_hca_devid("0x10170")),
+             Catch::Contains("expected a 16-bit device ID (NodeInfo.DeviceID), got \"devid=0x10170\""));
+}
+
 TEST_CASE("topology::import_ibnetdiscover: a cluster's output", "[topology][quick]") {
   const topo::ImportResult r = import(sample);
   const topo::Topology& t = r.topology;
@@ -162,10 +193,12 @@ TEST_CASE("topology::import_ibnetdiscover: a cluster's output", "[topology][quic
   CHECK(t.link(0).speed == ib::link::Speed::fdr);
   CHECK(t.link(0).length_m == 2);
   CHECK(t.link(0).cable == "copper-dac");
+  // The devid= lines say what each node is.
   CHECK(r.notes == std::vector<std::string>{
-                       "profile connectx3-fdr for 2 HCAs whose fastest link is FDR (inferred; --hca-profile sets it)",
-                       "profile switchx2-fdr for 2 switches whose fastest link is FDR (inferred; --switch-profile "
-                       "sets it)"});
+                       "profile connectx3-fdr for 2 HCAs of devid 0x1003 (the profile's device_ids; --hca-profile "
+                       "sets it)",
+                       "profile switchx2-fdr for 2 switches of devid 0xc738 (the profile's device_ids; "
+                       "--switch-profile sets it)"});
   auto given = options();
   given.switch_profile = "switch-ib2-edr";
   given.hca_profile = "connectx4-edr";
@@ -575,6 +608,7 @@ TEST_CASE("topology::import_ibnetdiscover: bad lines name the file and line", "[
   CHECK(import_error(text) == message);
   auto hca = options();
   hca.hca_profile = "connectx3-fdr";
+  hca.switch_profile = "switch-ib2-edr"; // its devid says SwitchX, which would refuse the EDR link first
   const std::string edr_link =
       replaced(replaced(sample, "lid 5 4xFDR", "lid 5 4xEDR"), "lid 5 lmc 0 \"MF0;sw-a:SX6036/U1\" lid 1 4xFDR",
                "lid 5 lmc 0 \"MF0;sw-a:SX6036/U1\" lid 1 4xEDR");
