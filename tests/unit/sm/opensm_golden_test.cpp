@@ -39,6 +39,9 @@ void check_same_routes(const std::string& name, bool same_lfts, bool deadlock_fr
 TEST_CASE("OpenSM golden: minhop gives OpenSM's LIDs and LFTs on fat trees - a mesh and a ring", "[sm][opensm]") {
   check_same_routes("ft2-minhop", true);
   check_same_routes("ft3-minhop", true);
+  check_same_routes("ft2u-minhop", true);
+  check_same_routes("dfly-minhop", true, false);
+  check_same_routes("torus4x4-minhop", true, false);
   // On a mesh and a ring minhop is not deadlock-free, in OpenSM as here: the same tables, with a credit loop.
   check_same_routes("mesh3x3-minhop", true, false);
   check_same_routes("ring6-minhop", true, false);
@@ -60,9 +63,12 @@ TEST_CASE("OpenSM golden: dor gives OpenSM's LFTs on a mesh and a ring", "[sm][o
   check_same_routes("ring6-dor", true, false);
 }
 
-TEST_CASE("OpenSM golden: ftree matches OpenSM's hop counts and balance on 2- and 3-level fat trees", "[sm][opensm]") {
-  check_same_routes("ft2-ftree", false);
-  check_same_routes("ft3-ftree", false);
+TEST_CASE("OpenSM golden: ftree gives OpenSM's LFTs on 2- and 3-level fat trees and on uneven multi-link leaves",
+          "[sm][opensm]") {
+  // Every entry, switch LIDs and the entries OpenSM leaves unset (between roots) included.
+  check_same_routes("ft2-ftree", true);
+  check_same_routes("ft3-ftree", true);
+  check_same_routes("ft2u-ftree", true);
 }
 
 TEST_CASE("OpenSM golden: lash routes as short as OpenSM's lash", "[sm][opensm]") {
