@@ -1,14 +1,15 @@
 // Our subnet manager against the real OpenSM 3.3.23, on the runs saved in tools/opensm/golden (regenerate them with
 // tools/opensm/make_golden.sh; the live cross-check in tests/validation reruns OpenSM where it is installed).
-// In OpenSM's LID order the LIDs are equal. minhop, updn and dor follow OpenSM's unicast manager and must give the
-// same LFTs entry for entry; ftree, lash and dfsssp are compared by hop counts (every route as long as OpenSM's)
-// and balance (HCA routes per switch port within one of OpenSM's).
+// In OpenSM's LID order the LIDs are equal. minhop, updn and dor follow OpenSM's unicast manager, ftree and lash
+// follow OpenSM's engines: all must give the same LFTs entry for entry (ftree including the entries it leaves
+// unset), and lash the same path SLs and number of layers. Every case also checks hop counts and balance.
 #include <filesystem>
 #include <string>
 
 #include <catch2/catch.hpp>
 
 #include "tests/support/opensm_compare.h"
+#include "tests/validation/opensm_sl_compare.h"
 
 namespace {
 
@@ -71,12 +72,18 @@ TEST_CASE("OpenSM golden: ftree gives OpenSM's LFTs on 2- and 3-level fat trees 
   check_same_routes("ft2u-ftree", true);
 }
 
-TEST_CASE("OpenSM golden: lash routes as short as OpenSM's lash", "[sm][opensm]") {
-  for (const char* name : {"ft2-lash", "ft3-lash", "mesh3x3-lash", "ring6-lash"}) {
+TEST_CASE("OpenSM golden: lash gives OpenSM's LFTs - path SLs and layer count", "[sm][opensm]") {
+  // Fat trees need one layer (ft2) or three (ft3, after OpenSM's random balancing), the ring three, the torus and
+  // the dragonfly two; every PathRecord's SL must be OpenSM's.
+  for (const char* name : {"ft2-lash", "ft3-lash", "mesh3x3-lash", "ring6-lash", "torus4x4-lash", "dfly-lash"}) {
+    check_same_routes(name, true);
     INFO(name);
     const ib::testing::OpenSmComparison c = ib::testing::compare_with_opensm(golden(name));
-    CHECK(c.lid_mismatches == 0);
-    CHECK(c.hop_mismatches == 0);
-    CHECK(c.ours.sound());
+    const ib::testing::SlComparison s = ib::testing::compare_path_sls(golden(name), c);
+    for (const std::string& note : s.notes)
+      UNSCOPED_INFO(note);
+    CHECK(s.paths > 0);
+    CHECK(s.sl_mismatches == 0);
+    CHECK(s.their_layers == static_cast<int>(s.our_layers));
   }
 }
