@@ -259,11 +259,12 @@ std::string FatTree::validate() const {
       for (std::uint32_t g : s.up)
         if (groups_[g].ports.size() != groups_[r.up[0]].ports.size())
           return "switch " + name(s) + " has " + std::to_string(groups_[g].ports.size()) +
-                 " links to an up neighbour, " + name(r) + " " + std::to_string(groups_[r.up[0]].ports.size());
+                 " links to an up neighbour where " + name(r) + " has " + std::to_string(groups_[r.up[0]].ports.size());
     if (!r.down.empty() && s.rank != leaf_rank_ && !s.down.empty() &&
         groups_[s.down[0]].ports.size() != groups_[r.down[0]].ports.size())
       return "switch " + name(s) + " has " + std::to_string(groups_[s.down[0]].ports.size()) +
-             " links to its first down neighbour, " + name(r) + " " + std::to_string(groups_[r.down[0]].ports.size());
+             " links to its first down neighbour where " + name(r) + " has " +
+             std::to_string(groups_[r.down[0]].ports.size());
   }
   return {};
 }
