@@ -72,7 +72,7 @@ struct Vertex {
     std::int32_t channel = -1; ///< from * switches + to
     int num_used = 0;
   };
-  std::vector<Dep> deps;
+  std::vector<Dep> deps; ///< slots; those at num_deps and after may keep stale contents
   int visiting_number = 0;
   bool seen = false;
 };
@@ -92,6 +92,7 @@ private:
   std::vector<std::vector<std::unique_ptr<Vertex>>> cdg_; // per layer, per channel from * n + to
   std::vector<std::vector<std::uint8_t>> location_;       // per layer, per pair: OpenSM's virtual_location
   std::array<int, 16> in_lane_{};                         // OpenSM's num_mst_in_lane (paths, both directions)
+  std::vector<Vertex*> marked_; // vertices the cycle search marked (OpenSM clears the whole layer)
 
   std::uint32_t next_switch(std::uint32_t sw, std::uint32_t dest) const {
     return links_[sw][out_link_[sw * n_ + dest]].to;
@@ -149,14 +150,14 @@ void Lash::shortest_paths() {
 }
 
 void Lash::generate_cdg(std::uint32_t sw, std::uint32_t dest, unsigned lane) {
+  if (cdg_[lane].empty())
+    cdg_[lane].resize(n_ * n_); // layers are allocated as they open
   Vertex* prev = nullptr;
   while (sw != dest) {
     const std::uint32_t next = next_switch(sw, dest);
     std::unique_ptr<Vertex>& slot = cdg_[lane][sw * n_ + next];
-    if (!slot) {
+    if (!slot)
       slot = std::make_unique<Vertex>();
-      slot->deps.resize(n_ - 1);
-    }
     Vertex* v = slot.get();
     ++v->num_using_vertex;
     if (prev) {
@@ -169,6 +170,8 @@ void Lash::generate_cdg(std::uint32_t sw, std::uint32_t dest, unsigned lane) {
         }
       }
       if (!exists) {
+        if (static_cast<std::size_t>(prev->num_deps) == prev->deps.size())
+          prev->deps.emplace_back(); // OpenSM allocates all switches - 1 slots at once; growing is the same
         Vertex::Dep& d = prev->deps[static_cast<std::size_t>(prev->num_deps)];
         d.channel = channel;
         ++d.num_used; // OpenSM adds to whatever count the reused slot kept
@@ -259,6 +262,7 @@ bool Lash::cycle_from(unsigned lane, Vertex* start) {
     return false;
   std::vector<Frame> stack{{start, 0}};
   start->visiting_number = 1;
+  marked_.push_back(start);
   while (!stack.empty()) {
     Frame& f = stack.back();
     if (f.next_dep >= f.v->num_deps) {
@@ -276,6 +280,7 @@ bool Lash::cycle_from(unsigned lane, Vertex* start) {
       continue;
     }
     w->visiting_number = static_cast<int>(stack.size()) + 1;
+    marked_.push_back(w);
     stack.push_back({w, 0});
   }
   return false;
@@ -284,12 +289,11 @@ bool Lash::cycle_from(unsigned lane, Vertex* start) {
 bool Lash::pair_cycles(unsigned lane, std::uint32_t a, std::uint32_t b) {
   const bool found =
       cycle_from(lane, vertex(lane, a, next_switch(a, b))) || cycle_from(lane, vertex(lane, b, next_switch(b, a)));
-  for (auto& v : cdg_[lane]) {
-    if (v) {
-      v->visiting_number = 0;
-      v->seen = false;
-    }
+  for (Vertex* v : marked_) {
+    v->visiting_number = 0;
+    v->seen = false;
   }
+  marked_.clear();
   return found;
 }
 
@@ -401,8 +405,6 @@ Routing Lash::route(const RoutingInput& input) {
   const unsigned max_layers = std::min(input.options.data_vls, 15u);
   cdg_.clear();
   cdg_.resize(max_layers);
-  for (auto& layer : cdg_)
-    layer.resize(n_ * n_);
   location_.assign(max_layers, std::vector<std::uint8_t>(n_ * n_, 0));
   in_lane_.fill(0);
   lane_.assign(n_ * n_, none);
