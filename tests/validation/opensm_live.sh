@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Live cross-check against the real OpenSM: fabrics from `ibnetsim topo gen`, exported as ibsim net files, served
 # by ibsim to OpenSM (tools/opensm/run_opensm.sh), then compared with our subnet manager by opensm_crosscheck:
-# equal LIDs, equal hop counts, balance within one, and for minhop, updn and dor equal LFTs.
+# equal LIDs, equal hop counts, balance within one, and for every engine here equal LFTs (lash: also equal path
+# SLs and layer count).
 #   opensm_live.sh IBNETSIM OPENSM_CROSSCHECK
 # Exit 77 (ctest: skipped) with a message when opensm, ibsim-utils or infiniband-diags are missing.
 set -u -o pipefail
@@ -29,6 +30,10 @@ gen ft2 fat-tree --k 4 --levels 2 || exit 1
 gen ft3 fat-tree --k 4 --levels 3 || exit 1
 gen mesh mesh --dims 3x3 --hosts-per-switch 1 || exit 1
 gen ring torus --dims 6 --hosts-per-switch 1 || exit 1
+gen torus torus --dims 3x3 --hosts-per-switch 1 || exit 1
+gen dfly dragonfly --routers-per-group 2 --hosts-per-router 1 --global-links-per-router 1 || exit 1
+gen ls leaf-spine --leaves 4 --spines 2 --hosts-per-leaf 3 --parallel-links 2 || exit 1
+cp "$here/tools/opensm/netfiles/ft2u.net" "$work/ft2u.net" # uneven leaves: not a generator's shape
 
 failures=0
 check() { # case, net, engine, [--exact-lfts], [opensm args...]
@@ -50,13 +55,18 @@ check() { # case, net, engine, [--exact-lfts], [opensm args...]
 }
 check ft2-minhop ft2 minhop --exact-lfts
 check ft2-updn ft2 updn --exact-lfts
-check ft2-ftree ft2 ftree ""
+check ft2-ftree ft2 ftree --exact-lfts
 check ft3-minhop ft3 minhop --exact-lfts
 check ft3-updn ft3 updn --exact-lfts
-check ft3-ftree ft3 ftree ""
+check ft3-ftree ft3 ftree --exact-lfts
+check ls-ftree ls ftree --exact-lfts
+check ft2u-ftree ft2u ftree --exact-lfts
 check mesh-minhop mesh minhop --exact-lfts
 check mesh-dor mesh dor --exact-lfts
 check ring-minhop ring minhop --exact-lfts
 check ring-dor ring dor --exact-lfts
+check ring-lash ring lash --exact-lfts
+check torus-lash torus lash --exact-lfts
+check dfly-lash dfly lash --exact-lfts
 echo "opensm_live: $failures failing case(s)"
 [ $failures -eq 0 ]

@@ -35,6 +35,12 @@ cases=(
     "ring6-updn|ring6|updn|-a $nets/ring6.roots"
     "ring6-lash|ring6|lash|"
     "ring6-dfsssp|ring6|dfsssp|"
+    "ft2u-minhop|ft2u|minhop|"
+    "ft2u-ftree|ft2u|ftree|"
+    "torus4x4-minhop|torus4x4|minhop|"
+    "torus4x4-lash|torus4x4|lash|"
+    "dfly-minhop|dfly|minhop|"
+    "dfly-lash|dfly|lash|"
 )
 
 # LID -> port of every switch, from opensm-lfts.dump ("<guid> <lid> <port>" lines, decimal, sorted).

@@ -132,9 +132,79 @@ def ring(n=6):
     return net
 
 
+def fat_tree_uneven(hosts_per_leaf=(4, 2, 3, 1), spines=2, parallel=2):
+    """2-level tree whose leaves carry different host counts, each leaf cabled to each spine by `parallel` links.
+
+    OpenSM's ftree accepts it (leaves may miss hosts; every up port group must hold as many ports as the others)
+    and routes "dummy" destinations for the missing hosts, which shifts its port counters.
+    """
+    leaves = len(hosts_per_leaf)
+    net = Net("ft2u: 2-level fat tree, uneven leaves (4, 2, 3, 1 hosts), 2 spines, 2 parallel links leaf-spine",
+              ["leafL port p (1..n_L)              -> the next host, port 1 (h0..h3 on leaf0, h4, h5 on leaf1, ...)",
+               "leafL port 5+2s+j (s=0,1; j=0,1)   -> spineS port 2L+1+j",
+               "spineS port 2L+1+j (L=0..3)         -> leafL port 5+2S+j"])
+    net.switches = [f"leaf{l}" for l in range(leaves)] + [f"spine{s}" for s in range(spines)]
+    net.hosts = [f"h{i}" for i in range(sum(hosts_per_leaf))]
+    host = 0
+    for l, n in enumerate(hosts_per_leaf):
+        for p in range(1, n + 1):
+            net.link(f"leaf{l}", p, f"h{host}", 1)
+            host += 1
+        for s in range(spines):
+            for j in range(parallel):
+                net.link(f"leaf{l}", 5 + parallel * s + j, f"spine{s}", parallel * l + 1 + j)
+    return net
+
+
+def torus2d(nx=4, ny=4):
+    net = Net("torus4x4: 2D torus of 4x4 switches, one host each",
+              ["switch swI sits at x = I % 4, y = I / 4 (I = 0..15), host hI on it",
+               "port 1 -> +x neighbour (wrapping) port 2    port 2 -> -x neighbour port 1",
+               "port 3 -> +y neighbour (wrapping) port 4    port 4 -> -y neighbour port 3",
+               "port 5 -> host hI port 1"])
+    net.switches = [f"sw{i}" for i in range(nx * ny)]
+    net.hosts = [f"h{i}" for i in range(nx * ny)]
+    for y in range(ny):
+        for x in range(nx):
+            i = y * nx + x
+            net.link(f"sw{i}", 1, f"sw{y * nx + (x + 1) % nx}", 2)
+            net.link(f"sw{i}", 3, f"sw{((y + 1) % ny) * nx + x}", 4)
+            net.link(f"sw{i}", 5, f"h{i}", 1)
+    return net
+
+
+def dragonfly(groups=4, per_group=2, hosts=2):
+    """Small dragonfly: all-to-all inside a group, one global link between every pair of groups."""
+    net = Net("dfly: dragonfly of 4 groups x 2 switches, 2 hosts per switch, one global link per group pair",
+              ["switch gGsS (G = 0..3, S = 0, 1) is switch number 2G+S; hosts h(4G+2S), h(4G+2S+1) on ports 1, 2",
+               "port 3: the other switch of the group (local link)",
+               "ports 4, 5: global links; groups A < B are joined by g(A)s((B-1)%2) and g(B)s(A%2),",
+               "each on its lowest free port from 4 up, pairs taken in order (0,1), (0,2), ..., (2,3)"])
+    net.switches = [f"g{g}s{s}" for g in range(groups) for s in range(per_group)]
+    net.hosts = [f"h{i}" for i in range(groups * per_group * hosts)]
+    for g in range(groups):
+        for s in range(per_group):
+            for h in range(hosts):
+                net.link(f"g{g}s{s}", 1 + h, f"h{(g * per_group + s) * hosts + h}", 1)
+        for s in range(per_group):
+            for t in range(s + 1, per_group):
+                net.link(f"g{g}s{s}", hosts + 1 + (t - 1), f"g{g}s{t}", hosts + 1 + s)
+    # Global links: group g's links to the other groups, in increasing group order, dealt to its switches in turn.
+    next_port = {n: hosts + per_group for n in net.switches}
+    for a in range(groups):
+        for b in range(a + 1, groups):
+            ea = f"g{a}s{(b - 1) % per_group}"
+            eb = f"g{b}s{a % per_group}"
+            net.link(ea, next_port[ea], eb, next_port[eb])
+            next_port[ea] += 1
+            next_port[eb] += 1
+    return net
+
+
 def main():
     for name, net in (("ft2", fat_tree_2level()), ("ft3", fat_tree_3level()),
-                      ("mesh3x3", mesh2d()), ("ring6", ring())):
+                      ("mesh3x3", mesh2d()), ("ring6", ring()), ("ft2u", fat_tree_uneven()),
+                      ("torus4x4", torus2d()), ("dfly", dragonfly())):
         path = os.path.join(HERE, f"{name}.net")
         with open(path, "w") as f:
             f.write(net.render())
