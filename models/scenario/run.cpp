@@ -65,7 +65,10 @@ ib::sm::Subnet route(const ib::topo::Topology& topology, const FabricScenario& f
     OpenSmRequest request;
     request.engine = f.opensm_engine;
     request.lmc = f.lmc;
-    request.sm_port = options.lids.sm_port;
+    // Named, not left to ibsim (whose default is the net file's first node, maybe a switch): the port our SM
+    // would run on.
+    request.sm_port =
+        options.lids.sm_port.node != ib::topo::no_node ? options.lids.sm_port : ib::sm::default_sm_port(topology);
     try {
       opensm = run_opensm(topology, request);
     } catch (const OpenSmError& e) {

@@ -2,6 +2,7 @@
 // "routing": "opensm" runs the real OpenSM on the scenario's fabric, and "sm_port" puts the SM on an HCA port or a
 // switch's port 0. OpenSM's minhop equals ours entry for entry (tests/unit/sm/opensm_golden_test.cpp), so each run
 // on OpenSM's tables must give exactly the results of ours.
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -194,4 +195,15 @@ TEST_CASE("opensm scenario: routing opensm with an engine that refuses the fabri
   CHECK_THAT(refused(testing::write_temp("opensm_faults2.json", s.dump())),
              Catch::Contains("/subnet_manager/routing: expected an engine of ibnetsim's subnet manager when the "
                              "scenario has faults"));
+}
+
+TEST_CASE("opensm scenario: routing opensm without ibsim's client library exits 2 saying what to install",
+          "[scenario][opensm]") {
+  // UMAD2SIM names the library (as for tools/opensm/run_opensm.sh); a missing one is a missing package.
+  ::setenv("UMAD2SIM", "/nonexistent/libumad2sim.so", 1);
+  const auto r = run_cli({"validate", with_sm("opensm_missing", {{"routing", "opensm"}})});
+  ::unsetenv("UMAD2SIM");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("/subnet_manager/routing: expected OpenSM and ibsim installed (apt-get install "
+                                    "opensm ibsim-utils), got libumad2sim.so not found"));
 }
