@@ -198,9 +198,9 @@ std::vector<std::pair<PortRef, unsigned>> lids_from_guid2lid(const topo::Topolog
     by_first[line.first] = &line;
     out.push_back({ref, line.first});
   }
-  for (const auto& [guid, ref] : port_by_guid)
-    if (!line_of_guid.contains(guid))
-      throw SmError(path + ": no LIDs for " + port_name(t, ref) + " (" + hex(guid) + ")");
+  for (const PortRef& ref : lid_ports(t)) // in node order, so that the first port missing is the one named
+    if (!line_of_guid.contains(port_guid(t, ref)))
+      throw SmError(path + ": no LIDs for " + port_name(t, ref) + " (" + hex(port_guid(t, ref)) + ")");
   return out;
 }
 
