@@ -105,6 +105,8 @@ ib::sm::Subnet route(const ib::topo::Topology& topology, const FabricScenario& f
                             what + ", which leaves " + std::to_string(subnet.check.unrouted_pairs) + " unrouted and " +
                                 std::to_string(subnet.check.looping_pairs) + " looping pairs" +
                                 (subnet.check.problems.empty() ? "" : " (" + subnet.check.problems.front() + ")"));
+    if (f.routing == "opensm") // warnings (a credit loop) name OpenSM's engine, not the replay
+      subnet.routing.engine = "OpenSM " + opensm.engine_used;
     return subnet;
   } catch (const ib::sm::SmError& e) {
     throw sim::InputError(file, lft_key,
