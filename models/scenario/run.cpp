@@ -10,6 +10,7 @@
 #include "models/link/cable.h"
 #include "models/pcie/params.h"
 #include "models/phold/phold.h"
+#include "models/scenario/opensm_run.h"
 #include "models/scenario/profile_models.h"
 #include "models/sm/sm_error.h"
 #include "models/sm/sm_params.h"
@@ -34,20 +35,84 @@ ib::topo::Topology load(const FabricScenario& f, const std::string& scenario_fil
   return ib::topo::read_topology(sim::JsonDocument{scenario_file, f.topology_inline, "/topology"}, catalog);
 }
 
-ib::sm::Subnet route(const ib::topo::Topology& topology, const FabricScenario& f, const std::string& file) {
+/// The subnet manager's options from the scenario's subnet_manager, checked against the topology: an SM port the
+/// topology lacks or cannot run an SM on is an InputError at its key.
+ib::sm::SmOptions sm_options(const ib::topo::Topology& topology, const FabricScenario& f, const std::string& file) {
   ib::sm::SmOptions options;
   options.engine = f.routing;
   options.lids.lmc = f.lmc;
+  options.lids.order = f.lid_order == "opensm" ? ib::sm::LidOrder::opensm : ib::sm::LidOrder::topology;
+  options.lids.guid2lid_file = f.guid2lid_file;
+  options.routing.lft_file = f.lft_file;
+  if (!f.sm_port.empty()) {
+    try {
+      options.lids.sm_port = ib::sm::parse_sm_port(topology, f.sm_port);
+    } catch (const ib::sm::SmError& e) {
+      throw sim::InputError(file, "/subnet_manager/sm_port",
+                            "a cabled HCA port as \"node/port\" or a switch's name (its port 0)", e.what());
+    }
+  }
+  return options;
+}
+
+/// The LIDs and routes the scenario's subnet manager gives `topology`; with routing "opensm", those the real
+/// OpenSM computes. Every host must reach every other.
+ib::sm::Subnet route(const ib::topo::Topology& topology, const FabricScenario& f, const std::string& file) {
+  ib::sm::SmOptions options = sm_options(topology, f, file);
+  OpenSmRun opensm; // holds OpenSM's files until they are read
+  std::string what = f.routing;
+  if (f.routing == "opensm") {
+    OpenSmRequest request;
+    request.engine = f.opensm_engine;
+    request.lmc = f.lmc;
+    // Named, not left to ibsim (whose default is the net file's first node, maybe a switch): the port our SM
+    // would run on.
+    request.sm_port =
+        options.lids.sm_port.node != ib::topo::no_node ? options.lids.sm_port : ib::sm::default_sm_port(topology);
+    try {
+      opensm = run_opensm(topology, request);
+    } catch (const OpenSmError& e) {
+      throw sim::InputError(file, "/subnet_manager/routing",
+                            e.install.empty() ? "an OpenSM run that brings the subnet up"
+                                              : "OpenSM and ibsim installed (" + e.install + ")",
+                            e.what());
+    }
+    if (opensm.engine_used != f.opensm_engine)
+      throw sim::InputError(file, "/subnet_manager/engine", "an OpenSM engine that can route this topology",
+                            "\"" + f.opensm_engine + "\", which OpenSM replaced by \"" + opensm.engine_used +
+                                "\" (see its log: the engine refused the fabric)");
+    options.engine = "file";
+    options.lids.guid2lid_file = opensm.guid2lid_file;
+    options.routing.lft_file = opensm.lft_file;
+    what = "OpenSM's " + opensm.engine_used;
+  }
+  // Errors of a file the scenario names point at its key.
+  const std::string lft_key = f.routing == "file" ? "/subnet_manager/lft_file" : "/subnet_manager/routing";
+  if (!f.guid2lid_file.empty()) {
+    try {
+      ib::sm::assign_lids(topology, options.lids);
+    } catch (const ib::sm::SmError& e) {
+      throw sim::InputError(file, "/subnet_manager/guid2lid_file",
+                            "OpenSM's guid2lid for this topology: one '0x<port GUID> <first LID> <last LID>' line per "
+                            "switch and cabled HCA port, LID ranges as the LMC gives them, none overlapping",
+                            e.what());
+    }
+  }
   try {
     ib::sm::Subnet subnet = ib::sm::run_subnet_manager(topology, options);
     if (subnet.check.unrouted_pairs > 0 || subnet.check.looping_pairs > 0)
-      throw sim::InputError(file, "/subnet_manager/routing", "a routing that reaches every host",
-                            f.routing + ", which leaves " + std::to_string(subnet.check.unrouted_pairs) +
-                                " unrouted and " + std::to_string(subnet.check.looping_pairs) + " looping pairs");
+      throw sim::InputError(file, lft_key, "a routing that reaches every host",
+                            what + ", which leaves " + std::to_string(subnet.check.unrouted_pairs) + " unrouted and " +
+                                std::to_string(subnet.check.looping_pairs) + " looping pairs" +
+                                (subnet.check.problems.empty() ? "" : " (" + subnet.check.problems.front() + ")"));
+    if (f.routing == "opensm") // warnings (a credit loop) name OpenSM's engine, not the replay
+      subnet.routing.engine = "OpenSM " + opensm.engine_used;
     return subnet;
   } catch (const ib::sm::SmError& e) {
-    throw sim::InputError(file, "/subnet_manager/routing", "a routing engine that can route this topology",
-                          f.routing + ": " + e.what());
+    throw sim::InputError(file, lft_key,
+                          f.routing == "file" ? "an LFT dump of this topology's switches"
+                                              : "a routing engine that can route this topology",
+                          what + ": " + e.what());
   }
 }
 
@@ -579,10 +644,8 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   const nlohmann::ordered_json profiles = profile_digests(topology, f, scenario.file);
   Cluster cluster(topology, subnet, options);
   if (!f.faults.empty()) {
-    ib::sm::SmOptions sm_options;
-    sm_options.engine = f.routing;
-    sm_options.lids.lmc = f.lmc;
-    cluster.inject_faults(resolve_faults(scenario, topology), sm_options, sm_params(f, scenario.file));
+    cluster.inject_faults(resolve_faults(scenario, topology), sm_options(topology, f, scenario.file),
+                          sm_params(f, scenario.file));
   }
   std::deque<ib::host::Rendezvous> rendezvous; // one per workload: each has its own QPs
   for (const auto& w : f.workloads)

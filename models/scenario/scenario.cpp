@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "models/scenario/opensm_run.h"
 #include "models/sm/routing.h"
 #include "sim/errors.h"
 #include "sim/json_reader.h"
@@ -13,17 +14,80 @@ namespace ib::scenario {
 
 namespace {
 
-/// The routing engines a scenario can name: every registered engine that routes from the topology (the file
-/// engine also needs an LFT dump, which a scenario cannot give yet).
-std::span<const std::string_view> scenario_engines() {
+/// What a scenario's subnet_manager/routing can name: every registered engine (the file engine with its lft_file),
+/// then "opensm", the real OpenSM run on the fabric (models/scenario/opensm_run.h).
+std::span<const std::string_view> scenario_routings() {
   static const std::vector<std::string_view> names = [] {
-    std::vector<std::string_view> out;
-    for (const ib::sm::EngineInfo* engine : ib::sm::engines())
-      if (!engine->replays_file)
-        out.push_back(engine->name);
+    std::vector<std::string_view> out(ib::sm::engine_names().begin(), ib::sm::engine_names().end());
+    out.push_back("opensm");
     return out;
   }();
   return names;
+}
+
+/// A file named by the scenario, relative paths from the scenario's directory.
+std::string scenario_relative(const std::string& scenario_file, const std::string& path) {
+  const std::filesystem::path p(path);
+  if (p.is_relative())
+    return (std::filesystem::path(scenario_file).parent_path() / p).lexically_normal().string();
+  return path;
+}
+
+/// FNV-1a 64 of a file the run reads, so that the config digest covers its contents.
+std::string file_digest(const std::string& scenario_file, const std::string& pointer, const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (!file)
+    throw sim::InputError(scenario_file, pointer, "a readable file", path);
+  return sim::digest_hex(text.str());
+}
+
+void read_subnet_manager(sim::JsonObjectReader& sm, const std::string& file, FabricScenario& f) {
+  f.routing = sm.optional_enum("routing", scenario_routings()).value_or(std::string(ib::sm::default_engine));
+  f.lmc = static_cast<unsigned>(sm.optional_uint("lmc", 0, 7).value_or(0));
+  f.sm_profile = sm.optional_string("profile").value_or(f.sm_profile);
+  f.lid_order = sm.optional_enum("lid_order", {"topology", "opensm"}).value_or("");
+  f.sm_port = sm.optional_string("sm_port").value_or("");
+  if (sm.has("sm_port") && f.sm_port.empty())
+    throw sim::InputError(file, sm.pointer_to("sm_port"), "\"NODE/PORT\", or a switch's name for its port 0", "\"\"");
+  const auto path_key = [&](std::string_view key, std::string& out) {
+    if (std::optional<std::string> path = sm.optional_string(key)) {
+      if (path->empty())
+        throw sim::InputError(file, sm.pointer_to(key), "a file's path", "\"\"");
+      out = scenario_relative(file, *path);
+    }
+  };
+  path_key("lft_file", f.lft_file);
+  path_key("guid2lid_file", f.guid2lid_file);
+  f.opensm_engine = sm.optional_enum("engine", ib::scenario::opensm_engines()).value_or("");
+  // Keys that only mean something with one routing are refused elsewhere rather than silently ignored.
+  const auto only_with = [&](std::string_view key, std::string_view routing) {
+    if (sm.has(key) && f.routing != routing)
+      throw sim::InputError(file, sm.pointer_to(key),
+                            "no \"" + std::string(key) + "\" unless routing is \"" + std::string(routing) + "\"",
+                            "routing \"" + f.routing + "\"");
+  };
+  only_with("lft_file", "file");
+  only_with("engine", "opensm");
+  if (f.routing == "file" && f.lft_file.empty())
+    throw sim::InputError(file, sm.pointer() + "/lft_file",
+                          "with routing \"file\", an LFT dump to replay (opensm-lfts.dump or dump_lfts output)",
+                          "nothing");
+  if (f.routing == "opensm") {
+    if (f.opensm_engine.empty())
+      f.opensm_engine = std::string(ib::sm::default_engine);
+    for (std::string_view key : {"guid2lid_file", "lid_order"})
+      if (sm.has(key))
+        throw sim::InputError(file, sm.pointer_to(key),
+                              "no \"" + std::string(key) + "\" with routing \"opensm\" (OpenSM assigns the LIDs)",
+                              sim::describe_json_value(sm.value().at(std::string(key))));
+  }
+  if (sm.has("guid2lid_file") && sm.has("lid_order"))
+    throw sim::InputError(file, sm.pointer_to("lid_order"),
+                          "no \"lid_order\" with a guid2lid_file (the file gives every LID)",
+                          "\"" + f.lid_order + "\"");
+  sm.finish();
 }
 
 /// The scenario's "faults": each checked for its own shape here, against the topology and the run's length when the
@@ -64,9 +128,7 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
   const nlohmann::json& topology = top.value().contains("topology") ? top.value().at("topology") : nlohmann::json();
   if (topology.is_string()) {
     f.topology_path = topology.get<std::string>();
-    const std::filesystem::path path(f.topology_path);
-    if (path.is_relative())
-      f.topology_path = (std::filesystem::path(scenario.file).parent_path() / path).lexically_normal().string();
+    f.topology_path = scenario_relative(scenario.file, f.topology_path);
     top.skip("topology");
   } else if (topology.is_object()) {
     f.topology_inline = topology;
@@ -76,14 +138,17 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
                           "a topology file's path or a topology object (nodes and links, or a generator)",
                           topology.is_null() ? "nothing" : sim::describe_json_value(topology));
   }
-  if (auto sm = top.optional_object("subnet_manager")) {
-    f.routing = sm->optional_enum("routing", scenario_engines()).value_or(std::string(ib::sm::default_engine));
-    f.lmc = static_cast<unsigned>(sm->optional_uint("lmc", 0, 7).value_or(0));
-    f.sm_profile = sm->optional_string("profile").value_or(f.sm_profile);
-    sm->finish();
-  }
-  if (const nlohmann::json* faults = top.optional_array("faults", 0, 100'000))
+  if (auto sm = top.optional_object("subnet_manager"))
+    read_subnet_manager(*sm, scenario.file, f);
+  if (const nlohmann::json* faults = top.optional_array("faults", 0, 100'000)) {
     read_faults(*faults, scenario);
+    // The SM's reaction reroutes with its engine; OpenSM would have to run again on every changed fabric.
+    if (!f.faults.empty() && f.routing == "opensm")
+      throw sim::InputError(scenario.file, "/subnet_manager/routing",
+                            "an engine of ibnetsim's subnet manager when the scenario has faults (OpenSM's reaction "
+                            "to faults is not run)",
+                            "\"opensm\"");
+  }
   if (auto profiles = top.optional_object("profiles")) {
     // {"connectx4-edr": {"max_inline_data_bytes": 256}}: the values are checked when the profile is read.
     for (const auto& [name, parameters] : profiles->value().items()) {
@@ -165,14 +230,23 @@ nlohmann::ordered_json scenario_config(const Scenario& scenario) {
     } else {
       config["topology"] = f.topology_path;
       // The file's contents decide the run as much as the scenario's: the digest covers them.
-      std::ifstream file(f.topology_path, std::ios::binary);
-      std::ostringstream text;
-      text << file.rdbuf();
-      if (!file)
-        throw sim::InputError(scenario.file, "/topology", "a readable topology file", f.topology_path);
-      config["topology_digest"] = sim::digest_hex(text.str());
+      config["topology_digest"] = file_digest(scenario.file, "/topology", f.topology_path);
     }
-    config["subnet_manager"] = {{"routing", f.routing}, {"lmc", f.lmc}, {"profile", f.sm_profile}};
+    nlohmann::ordered_json sm = {{"routing", f.routing}, {"lmc", f.lmc}, {"profile", f.sm_profile}};
+    // Keys a scenario did not set stay out, so that older reports keep their digests.
+    if (!f.opensm_engine.empty())
+      sm["engine"] = f.opensm_engine;
+    if (!f.lid_order.empty())
+      sm["lid_order"] = f.lid_order;
+    if (!f.sm_port.empty())
+      sm["sm_port"] = f.sm_port;
+    for (const auto& [key, path] : {std::pair{"lft_file", &f.lft_file}, std::pair{"guid2lid_file", &f.guid2lid_file}}) {
+      if (path->empty())
+        continue;
+      sm[key] = *path;
+      sm[std::string(key) + "_digest"] = file_digest(scenario.file, "/subnet_manager/" + std::string(key), *path);
+    }
+    config["subnet_manager"] = sm;
     if (!f.faults.empty())
       config["faults"] = scenario.resolved.at("faults");
     config["verify_contents"] = f.verify_contents;

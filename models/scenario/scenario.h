@@ -41,9 +41,14 @@ struct FaultSpec {
 struct FabricScenario {
   std::string topology_path;      ///< a topology file (relative paths from the scenario's directory) ...
   nlohmann::json topology_inline; ///< ... or the topology document itself
-  std::string routing = std::string(ib::sm::default_engine); ///< routing engine (models/sm)
+  std::string routing = std::string(ib::sm::default_engine); ///< routing engine (models/sm), or "opensm"
   unsigned lmc = 0;
   std::string sm_profile = "opensm"; ///< the SM's timing profile (model "sm"): how fast it reacts to faults
+  std::string lid_order;             ///< "topology" or "opensm"; empty: not set (topology)
+  std::string sm_port;               ///< "NODE/PORT" or a switch's name (sm::parse_sm_port); empty: OpenSM's default
+  std::string lft_file;              ///< routing "file": the LFT dump (resolved against the scenario's directory)
+  std::string guid2lid_file;         ///< OpenSM's guid2lid file giving every LID (resolved likewise); empty: none
+  std::string opensm_engine;         ///< routing "opensm": the real OpenSM's routing engine
   std::vector<FaultSpec> faults;
   sim::ProfileOverrides profiles; ///< "profiles": parameters of named hardware profiles changed for this run
   bool verify_contents = false;   ///< host memory carries bytes

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "models/topology/topology.h"
@@ -29,7 +30,11 @@ constexpr std::uint64_t opensm_guid_order(std::uint64_t guid) {
 struct LidOptions {
   unsigned lmc = 0; ///< 0..7: each HCA port gets 2^lmc LIDs
   LidOrder order = LidOrder::topology;
-  topo::PortRef sm_port; ///< the port the SM runs on (OpenSM order); node == no_node: first HCA port
+  /// OpenSM's guid2lid file (read_guid2lid): when set, every LID comes from it and `order` is not used.
+  std::string guid2lid_file;
+  /// The port the SM runs on: a cabled HCA port, or a switch's port 0 (a managed switch runs its SM behind its
+  /// management port). OpenSM gives it the first LIDs. node == no_node: default_sm_port.
+  topo::PortRef sm_port;
 };
 
 class LidMap {
@@ -52,9 +57,32 @@ private:
   std::vector<std::uint8_t> is_switch_;
 };
 
-/// Assigns LIDs; throws sim::InputError when the fabric needs more than max_unicast_lid LIDs or lmc > 7, or the SM
-/// port is not a cabled HCA port.
+/// Assigns LIDs; throws SmError when the fabric needs more than max_unicast_lid LIDs or lmc > 7, or the SM port is
+/// neither a cabled HCA port nor a switch's port 0 (sm_port_problem). With a guid2lid_file, the LIDs are the file's
+/// and each line must name a LID-bearing port of the topology (a switch's GUID, a cabled HCA port's GUID) with
+/// as many LIDs as it takes at this LMC, aligned, without overlapping another line; every such port needs a line
+/// (SmError naming the file and line otherwise).
 LidMap assign_lids(const topo::Topology& topology, const LidOptions& options);
+
+/// One line of OpenSM's guid2lid file (osm_db_pack.c): "<port GUID> <first LID> <last LID>", numbers as strtoull
+/// base 0 reads them (OpenSM writes "0x%016" PRIx64 " 0x%04x 0x%04x").
+struct Guid2LidLine {
+  std::uint64_t guid = 0;
+  unsigned first = 0;
+  unsigned last = 0;
+  unsigned line = 0; ///< 1-based line number in the file
+};
+
+/// Reads a guid2lid file; blank lines and '#' comments are skipped. A malformed line, a LID range that is empty,
+/// starts at 0 or goes past max_unicast_lid: SmError "<file_label>:<line>: ...".
+std::vector<Guid2LidLine> read_guid2lid(std::istream& in, const std::string& file_label);
+
+/// "" when the SM can run on `port` (a cabled HCA port or a switch's port 0), else why not.
+std::string sm_port_problem(const topo::Topology& topology, topo::PortRef port);
+
+/// "NODE/PORT" (a switch's "NODE" alone means its port 0) to a port of `topology`, checked by sm_port_problem;
+/// throws SmError saying what is wrong.
+topo::PortRef parse_sm_port(const topo::Topology& topology, const std::string& text);
 
 /// The port OpenSM would run on by default here: the first cabled HCA port in port-GUID order.
 topo::PortRef default_sm_port(const topo::Topology& topology);

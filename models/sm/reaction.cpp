@@ -106,8 +106,11 @@ Sweep discover_by_smps(const topo::Topology& fabric, PortRef sm, Wire& wire, Tim
   const auto on_done = [&](const Smp& smp, Time) {
     switch (smp.attribute) {
     case Attribute::node_info: {
-      if (smp.hops == 0) { // the SM's own node
-        wire.post({Attribute::port_info, sm.node, sm.port, 0});
+      if (smp.hops == 0) { // the SM's own node; a switch's is then discovered as any switch, from its port 0
+        if (fabric.node(sm.node).kind == NodeKind::switch_node)
+          wire.post({Attribute::switch_info, sm.node, 0, 0});
+        else
+          wire.post({Attribute::port_info, sm.node, sm.port, 0});
         return;
       }
       const PortRef target = fabric.peer(smp.node, smp.port);
@@ -179,6 +182,8 @@ std::optional<Time> trap_arrival(const topo::Topology& up, const Routing& curren
                                  NodeIndex from, const Params& params) {
   NodeIndex at = from;
   for (unsigned hops = 1; hops <= up.node_count(); ++hops) {
+    if (at == sm.node) // an SM on a switch: the trap reached the switch it runs in
+      return params.trap_generation + params.smp_hop_latency * (hops - 1) + params.smp_receive_overhead;
     if (at >= current.lfts.size() || sm_lid >= current.lfts[at].size())
       return std::nullopt;
     const std::uint8_t port = current.lfts[at][sm_lid];

@@ -21,11 +21,15 @@ Discovered discover(const topo::Topology& topology, PortRef sm_port, std::span<c
   Discovered out;
   out.reached.assign(topology.node_count(), 0);
   out.reached[sm_port.node] = 1;
-  const PortRef first = up.peer(sm_port.node, sm_port.port);
-  out.sm_port_down = first.node == topo::no_node;
   // Breadth first through switches only: an HCA answers the SM but does not forward its SMPs.
   std::vector<NodeIndex> queue;
-  if (!out.sm_port_down) {
+  // An SM on a switch's port 0 is inside the switch: its first hop is the switch itself, always up.
+  const bool on_switch = topology.node(sm_port.node).kind == NodeKind::switch_node;
+  const PortRef first = on_switch ? PortRef{} : up.peer(sm_port.node, sm_port.port);
+  out.sm_port_down = !on_switch && first.node == topo::no_node;
+  if (on_switch) {
+    queue.push_back(sm_port.node);
+  } else if (!out.sm_port_down) {
     out.reached[first.node] = 1;
     if (up.node(first.node).kind == NodeKind::switch_node)
       queue.push_back(first.node);

@@ -44,7 +44,7 @@ def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     root, out = pathlib.Path(sys.argv[1]).resolve(), pathlib.Path(sys.argv[2])
-    seeds = {name: {} for name in ("scenario", "sweep", "topology", "profile", "ibnetdiscover", "opensm_dump")}
+    seeds = {name: {} for name in ("scenario", "sweep", "topology", "profile", "ibnetdiscover", "opensm_dump", "guid2lid")}
 
     def add(harness: str, path: pathlib.Path):
         seeds[harness][seed_name(root, path)] = path.read_bytes()
@@ -71,6 +71,8 @@ def main() -> int:
     for pattern in ("tools/opensm/golden/*/opensm-lfts.dump", "tools/opensm/golden/*/dump_lfts.txt"):
         for path in sorted(root.glob(pattern)):
             add("opensm_dump", path)
+    for path in sorted(root.glob("tools/opensm/golden/*/guid2lid")):
+        add("guid2lid", path)
 
     for harness, files in seeds.items():
         directory = out / harness

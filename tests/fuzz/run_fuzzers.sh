@@ -13,7 +13,7 @@ cd "$(dirname "$0")/../.."
 seconds="${1:-20}"
 shift || true
 build="${FUZZ_BUILD_DIR:-build/fuzz}"
-harnesses="${FUZZERS:-scenario sweep topology profile ibnetdiscover opensm_dump}"
+harnesses="${FUZZERS:-scenario sweep topology profile ibnetdiscover opensm_dump guid2lid}"
 
 for harness in $harnesses; do
   if [ ! -x "$build/fuzzers/fuzz_$harness" ]; then
@@ -32,6 +32,7 @@ failed=()
 for harness in $harnesses; do
   case "$harness" in
     ibnetdiscover | opensm_dump) dict="tests/fuzz/$harness.dict" ;;
+    guid2lid) dict="tests/fuzz/opensm_dump.dict" ;;
     *) dict="$build/corpus/json.dict" ;;
   esac
   artifacts="$build/artifacts/$harness"

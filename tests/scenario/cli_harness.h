@@ -75,6 +75,13 @@ inline std::string scratch_path(const std::string& name) {
 }
 
 /// Writes `text` to a fresh file in the scratch directory and returns its path.
+inline std::string read_text_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 inline std::string write_temp(const std::string& name, const std::string& text) {
   const std::string path = scratch_path(name);
   std::ofstream(path) << text;

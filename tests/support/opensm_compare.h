@@ -69,7 +69,7 @@ inline OpenSmComparison compare_with_opensm(const std::string& dir) {
   import.length_m = 2;
   import.cable = "copper-dac";
   import.name = run.fields.at("netfile");
-  // The golden set keeps one ibnetdiscover.txt per fabric, in its minhop run.
+  // The golden set keeps one ibnetdiscover.txt per fabric, in its minhop run (and one per run with the SM elsewhere).
   std::string fabric = dir + "/ibnetdiscover.txt";
   if (!std::filesystem::exists(fabric)) {
     const std::string net = run.fields.at("netfile");
@@ -83,7 +83,9 @@ inline OpenSmComparison compare_with_opensm(const std::string& dir) {
   options.engine = run.fields.at("engine_used");
   options.lids.lmc = run.lmc;
   options.lids.order = sm::LidOrder::opensm;
-  options.lids.sm_port = {*t.find(run.fields.at("sm_node")), 1};
+  // SIM_HOST: an HCA's port 1 (all our HCAs have one port), or a switch's management port 0.
+  const topo::NodeIndex sm_node = *t.find(run.fields.at("sm_node"));
+  options.lids.sm_port = {sm_node, static_cast<topo::PortNumber>(t.node(sm_node).kind == topo::NodeKind::hca)};
   options.routing.data_vls = 8;
   if (!run.roots_file.empty()) {
     std::istringstream roots(read_text(run.roots_file));

@@ -49,11 +49,15 @@ po::options_description sm_options(const char* title) {
       "lid-order", po::value<std::string>()->default_value("topology"),
       "topology (node order) or opensm (the SM's port first, then OpenSM's GUID-table order, as OpenSM on a fresh "
       "subnet)")("sm-port", po::value<std::string>(),
-                 "NODE/PORT the SM runs on (opensm order; default: the first HCA port in OpenSM's GUID order)")(
+                 "the port the SM runs on, whose LIDs come first in opensm order: HCA/PORT, or SWITCH/0 (a switch's "
+                 "management port; SWITCH alone means the same); default: the first HCA port in OpenSM's GUID order")(
       "roots", po::value<std::string>(), "root switches for updn, comma-separated names (default: found as OpenSM)")(
       "vls", po::value<unsigned>(),
       "data VLs the engines may use (default: the smallest VLCap of the topology's switch profiles)")(
-      "lft-file", po::value<std::string>(), "for --routing file: an opensm-lfts.dump or dump_lfts output to replay");
+      "lft-file", po::value<std::string>(), "for --routing file: an opensm-lfts.dump or dump_lfts output to replay")(
+      "guid2lid-file", po::value<std::string>(),
+      "take every LID from OpenSM's guid2lid file (lines '0x<port GUID> <first LID> <last LID>') instead of "
+      "--lid-order; with --routing file, traffic runs on exactly OpenSM's LIDs and routes");
   return options;
 }
 
@@ -109,17 +113,11 @@ sm::SmOptions sm_options_from(const SmArgs& parsed, const topo::Topology& t) {
     throw SmUsageError{"--lid-order: expected topology or opensm, got '" + order + "'"};
   options.lids.order = order == "opensm" ? sm::LidOrder::opensm : sm::LidOrder::topology;
   if (parsed.values.count("sm-port")) {
-    const std::string text = parsed.values["sm-port"].as<std::string>();
-    const std::size_t slash = text.rfind('/');
-    if (slash == std::string::npos)
-      throw SmUsageError{"--sm-port: expected NODE/PORT, got '" + text + "'"};
-    unsigned port = 0;
     try {
-      port = static_cast<unsigned>(std::stoul(text.substr(slash + 1)));
-    } catch (const std::exception&) {
-      throw SmUsageError{"--sm-port: expected NODE/PORT, got '" + text + "'"};
+      options.lids.sm_port = sm::parse_sm_port(t, parsed.values["sm-port"].as<std::string>());
+    } catch (const sm::SmError& e) {
+      throw SmUsageError{std::string("--sm-port: ") + e.what()};
     }
-    options.lids.sm_port = {node_named(t, text.substr(0, slash), "--sm-port"), static_cast<topo::PortNumber>(port)};
   }
   if (parsed.values.count("roots")) {
     std::stringstream names(parsed.values["roots"].as<std::string>());
@@ -131,6 +129,8 @@ sm::SmOptions sm_options_from(const SmArgs& parsed, const topo::Topology& t) {
     throw SmUsageError{"--vls: expected 1..15, got " + std::to_string(options.routing.data_vls)};
   if (parsed.values.count("lft-file"))
     options.routing.lft_file = parsed.values["lft-file"].as<std::string>();
+  if (parsed.values.count("guid2lid-file"))
+    options.lids.guid2lid_file = parsed.values["guid2lid-file"].as<std::string>();
   return options;
 }
 
@@ -171,7 +171,10 @@ int command_topo_check(const std::vector<std::string>& args, std::ostream& out, 
     out << "topology      " << parsed.file << ": " << t.node_count() - switches << " HCAs, " << switches
         << " switches, " << t.link_count() << " links\n"
         << "LIDs          1.." << subnet.lids.max_lid() << " (LMC " << subnet.lids.lmc() << ", "
-        << (sm_options.lids.order == sm::LidOrder::opensm ? "OpenSM" : "topology") << " order)\n"
+        << (!sm_options.lids.guid2lid_file.empty()          ? "from " + sm_options.lids.guid2lid_file
+            : sm_options.lids.order == sm::LidOrder::opensm ? std::string("OpenSM order")
+                                                            : std::string("topology order"))
+        << ")\n"
         << "routing       " << subnet.routing.engine << ", " << subnet.routing.vls_needed << " of "
         << sm_options.routing.data_vls << " VLs used\n"
         << "routes        " << (check.unrouted_pairs + check.looping_pairs == 0 ? "all arrive" : "BROKEN") << ", "

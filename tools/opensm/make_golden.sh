@@ -11,7 +11,9 @@ nets=$here/netfiles
 golden=$here/golden
 me=${0##*/}
 
-# case name | net file | engine | extra opensm args
+# case name | net file | engine | extra opensm args [| SM node, default h0]
+# The *-sm-<switch> cases run the SM on a switch's management port 0 (SIM_HOST=<switch>): it takes LID 1 and
+# discovery starts there, so they keep their own ibnetdiscover.txt.
 cases=(
     "ft2-minhop|ft2|minhop|"
     "ft2-updn|ft2|updn|"
@@ -41,6 +43,12 @@ cases=(
     "torus4x4-lash|torus4x4|lash|"
     "dfly-minhop|dfly|minhop|"
     "dfly-lash|dfly|lash|"
+    "ft2-minhop-sm-leaf0|ft2|minhop||leaf0"
+    "ft2-updn-lmc1-sm-spine1|ft2|updn|--lmc 1|spine1"
+    "ft3-minhop-sm-core2|ft3|minhop||core2"
+    "ft3-updn-sm-agg5|ft3|updn||agg5"
+    "mesh3x3-dor-sm-sw4|mesh3x3|dor||sw4"
+    "ring6-minhop-sm-sw3|ring6|minhop||sw3"
 )
 
 # LID -> port of every switch, from opensm-lfts.dump ("<guid> <lid> <port>" lines, decimal, sorted).
@@ -59,12 +67,13 @@ max_port() { awk -F'[][]' '/^\[[0-9]+\]/ { if ($2 + 0 > m) m = $2 + 0 } END { pr
 selected=("$@")
 failed=0
 for c in "${cases[@]}"; do
-    IFS='|' read -r name net engine extra <<<"$c"
+    IFS='|' read -r name net engine extra sm_node <<<"$c"
     if [ ${#selected[@]} -gt 0 ] && [[ " ${selected[*]} " != *" $name "* ]]; then continue; fi
     raw=$(mktemp -d)
     echo "== $name"
     # shellcheck disable=SC2086  # extra is a word list on purpose
-    "$here/run_opensm.sh" "$nets/$net.net" "$engine" "$raw" $extra >"$raw/stdout.txt" 2>"$raw/stderr.txt"
+    SM_NODE=${sm_node:-h0} "$here/run_opensm.sh" "$nets/$net.net" "$engine" "$raw" $extra \
+        >"$raw/stdout.txt" 2>"$raw/stderr.txt"
     rc=$?
     cat "$raw/stderr.txt" >&2
     if [ $rc = 77 ]; then rm -rf "$raw"; exit 77; fi
@@ -89,7 +98,7 @@ for c in "${cases[@]}"; do
             "$raw/opensm-sl2vl.dump" >"$out/opensm-sl2vl.dump"
     fi
     case $name in
-        *-minhop | *-lmc1)
+        *-minhop | *-lmc1 | *-sm-*)
             cp "$raw/ibnetdiscover.txt" "$raw/dump_lfts.txt" "$raw/opensm-subnet.lst" "$out/" ;;
         *)  # Same fabric, same LIDs as the <net>-minhop case: check instead of storing again.
             base=$golden/$net-minhop

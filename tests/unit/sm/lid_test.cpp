@@ -72,9 +72,39 @@ TEST_CASE("sm::assign_lids: the default SM port is the first HCA port in OpenSM 
   CHECK(lids.base_lid(*t.find("leaf0"), 0) == 2);
 }
 
-TEST_CASE("sm::assign_lids: refuses LMC 8 and an SM port that is not an HCA port", "[sm][quick]") {
+TEST_CASE("sm::assign_lids: refuses LMC 8 and an SM port that is neither an HCA port nor a switch's port 0",
+          "[sm][quick]") {
   const topo::Topology t = testing::two_level_tree(2, 1, 2);
   CHECK_THROWS_WITH(sm::assign_lids(t, lid_options(8)), "LMC must be 0..7, got 8");
   CHECK_THROWS_WITH(sm::assign_lids(t, lid_options(0, sm::LidOrder::opensm, {0, 1})),
-                    "the SM port leaf0/1 is not a cabled HCA port");
+                    "the SM port leaf0/1 is a switch's external port (a switch's SM runs on port 0)");
+  // Checked in either order: the SM port also decides where the SM's sweeps start.
+  CHECK_THROWS_WITH(sm::assign_lids(t, lid_options(0, sm::LidOrder::topology, {*t.find("h0"), 2})),
+                    "the SM port h0/2 does not exist (h0 has ports 1..1)");
+}
+
+TEST_CASE("sm::assign_lids: an SM on a switch's port 0 takes LID 1 and one LID whatever the LMC", "[sm][quick]") {
+  const topo::Topology t = testing::two_level_tree(2, 1, 2);
+  const topo::NodeIndex spine0 = *t.find("spine0");
+  const sm::LidMap lids = sm::assign_lids(t, lid_options(1, sm::LidOrder::opensm, {spine0, 0}));
+  CHECK(lids.base_lid(spine0, 0) == 1);
+  CHECK(lids.lid_count(spine0) == 1);
+  // Then the GUID table order: leaf0 at 2, h0 aligned to 4..5 (3 lost), h1 6..7, h2 8..9, h3 10..11, leaf1 12.
+  CHECK(lids.base_lid(*t.find("leaf0"), 0) == 2);
+  CHECK(lids.base_lid(*t.find("h0"), 1) == 4);
+  CHECK(lids.base_lid(*t.find("leaf1"), 0) == 12);
+  CHECK(lids.owner(3).node == topo::no_node);
+}
+
+TEST_CASE("sm::parse_sm_port: NODE/PORT, a switch alone for its port 0, and what is refused", "[sm][quick]") {
+  const topo::Topology t = testing::two_level_tree(2, 1, 2);
+  CHECK(sm::parse_sm_port(t, "h1/1") == topo::PortRef{*t.find("h1"), 1});
+  CHECK(sm::parse_sm_port(t, "leaf1/0") == topo::PortRef{*t.find("leaf1"), 0});
+  CHECK(sm::parse_sm_port(t, "leaf1") == topo::PortRef{*t.find("leaf1"), 0});
+  CHECK_THROWS_WITH(sm::parse_sm_port(t, "h1"), "the SM port 'h1' needs a port number: NODE/PORT");
+  CHECK_THROWS_WITH(sm::parse_sm_port(t, "x9/1"),
+                    "the SM port 'x9/1' names no node of the topology (expected NODE/PORT)");
+  CHECK_THROWS_WITH(sm::parse_sm_port(t, "h1/a"), "the SM port 'h1/a': expected NODE/PORT with a port number");
+  CHECK_THROWS_WITH(sm::parse_sm_port(t, "leaf1/3"),
+                    "the SM port leaf1/3 is a switch's external port (a switch's SM runs on port 0)");
 }

@@ -87,3 +87,13 @@ TEST_CASE("OpenSM golden: lash gives OpenSM's LFTs - path SLs and layer count", 
     CHECK(s.their_layers == static_cast<int>(s.our_layers));
   }
 }
+
+TEST_CASE("OpenSM golden: with the SM on a switch's port 0 the LIDs and LFTs are OpenSM's", "[sm][opensm]") {
+  // The SM's switch takes LID 1 (one LID: base port 0, whatever the LMC), the rest follow in GUID-table order.
+  check_same_routes("ft2-minhop-sm-leaf0", true);
+  check_same_routes("ft2-updn-lmc1-sm-spine1", true);
+  check_same_routes("ft3-minhop-sm-core2", true);
+  check_same_routes("ft3-updn-sm-agg5", true);
+  check_same_routes("mesh3x3-dor-sm-sw4", true);
+  check_same_routes("ring6-minhop-sm-sw3", true, false);
+}

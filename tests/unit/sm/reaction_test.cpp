@@ -195,3 +195,32 @@ TEST_CASE("sm plan_reaction: a failed switch gets no block, and a trap during di
   CHECK(plan.reroute.routing.lfts[0][3] == sm::no_path); // spine0's LID, from leaf0
   CHECK(plan.reroute.check.unrouted_pairs == 2);         // spine0's LID from the two leaves
 }
+
+TEST_CASE("sm plan_reaction: an SM on a switch hears its own switch's trap at once and sweeps from port 0",
+          "[sm][quick]") {
+  Small s;
+  s.options.lids.sm_port = {0, 0}; // leaf0's management port
+  s.before = sm::run_subnet_manager(s.t, s.options);
+  const sm::Params p = opensm_params();
+  const sm::FabricChange change{Time::from_ms(1), {}, {s.leaf0_spine0}};
+  const sm::ReactionPlan plan = sm::plan_reaction(s.t, s.before.lids, s.before.routing, s.options, p, change);
+  const auto rtt = [&](unsigned hops) { return sm::smp_round_trip(p, hops); };
+  // The trap of leaf0 crosses no link.
+  CHECK(plan.detection == sm::Detection::trap);
+  const Time detected = p.trap_generation + p.smp_receive_overhead;
+  CHECK(plan.detected_at == detected);
+  // Hop 0 is leaf0 as a switch: NodeInfo, SwitchInfo, PortInfo of port 0, then of its 3 ports at once; then
+  // NodeInfo through ports 1 (h0) and 3 (spine1) at one hop, and so on.
+  CHECK(plan.discovery_done_at > detected + rtt(0) * 4 + rtt(1));
+  CHECK(plan.reroute.check.unrouted_pairs == 0);
+  CHECK_FALSE(plan.reroute.discovered.sm_port_down);
+  CHECK(plan.smps_lost == 0);
+  // leaf0's own table is written over no link.
+  bool leaf0_updated = false;
+  for (const sm::LftUpdate& u : plan.lft_updates)
+    if (u.switch_node == 0) {
+      leaf0_updated = true;
+      CHECK(u.at == plan.routing_done_at + sm::smp_arrival(p, 0));
+    }
+  CHECK(leaf0_updated);
+}

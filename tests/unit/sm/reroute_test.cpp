@@ -194,3 +194,21 @@ TEST_CASE("sm reroute: an island cut off from the SM keeps its tables, and the S
   CHECK(blind.routing.lfts == before.routing.lfts);
   CHECK_THROWS_AS(sm::reroute(t, before.lids, before.routing, options_for("ospf"), {}), sm::SmError);
 }
+
+TEST_CASE("sm reroute: an SM on a switch sweeps from the switch and its port 0 is never down", "[sm][quick]") {
+  const topo::Topology t = testing::two_level_tree(2, 1, 2);
+  const topo::NodeIndex leaf1 = *t.find("leaf1");
+  sm::SmOptions options = options_for("minhop", {leaf1, 0});
+  options.lids.order = sm::LidOrder::opensm;
+  const sm::Subnet before = sm::run_subnet_manager(t, options);
+  CHECK(before.lids.base_lid(leaf1, 0) == 1);
+  // leaf1's only uplink down: the SM inside leaf1 still sees leaf1, h2 and h3, and nothing beyond.
+  const std::vector<std::uint32_t> down{t.link_at(leaf1, 3)};
+  const sm::Reroute r = sm::reroute(t, before.lids, before.routing, options, down);
+  CHECK_FALSE(r.discovered.sm_port_down);
+  CHECK(r.discovered.reached[leaf1]);
+  CHECK(r.discovered.reached[*t.find("h2")]);
+  CHECK(r.discovered.reached[*t.find("h3")]);
+  CHECK_FALSE(r.discovered.reached[*t.find("leaf0")]);
+  CHECK(r.routing.lfts[leaf1][before.lids.base_lid(*t.find("h3"), 1)] != sm::no_path);
+}
