@@ -173,6 +173,7 @@ bool Port::on_vl15_arrives(const Packet& packet) {
   if (down_) {
     vls_[management_vl].rcv_data_words -= (packet.wire_bytes + 3) / 4; // never received
     vls_[management_vl].rcv_pkts -= 1;
+    rcv_data_words_by_sl_[packet.sl & 15u] -= (packet.wire_bytes + 3) / 4;
     ++counters_.lost_on_wire;
     return false;
   }
@@ -190,6 +191,7 @@ bool Port::on_unexpected_arrival(const sim::Simulator& sim, const Packet& packet
   // It was on the wire when the link went down: it never arrives.
   vls_[packet.vl].rcv_data_words -= (packet.wire_bytes + 3) / 4;
   vls_[packet.vl].rcv_pkts -= 1;
+  rcv_data_words_by_sl_[packet.sl & 15u] -= (packet.wire_bytes + 3) / 4;
   ++counters_.lost_on_wire;
   return false;
 }
@@ -372,6 +374,8 @@ PortCounters Port::counters() const {
     snapshot.rcv_data_words += vls_[vl].rcv_data_words;
     snapshot.rcv_pkts += vls_[vl].rcv_pkts;
   }
+  snapshot.xmit_data_words_by_sl = xmit_data_words_by_sl_;
+  snapshot.rcv_data_words_by_sl = rcv_data_words_by_sl_;
   return snapshot;
 }
 

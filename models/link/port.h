@@ -143,8 +143,10 @@ struct PortCounters {
   std::uint64_t xmit_wait_ticks = 0;   ///< PortXmitWait: whole ticks of each such wait (xmit_wait_tick())
   std::uint64_t flow_control_pkts = 0; ///< flow-control packets sent
   std::uint64_t vl15_dropped = 0;      ///< VL15 packets dropped for lack of a receive slot
-  std::array<std::uint64_t, vl_slots> xmit_data_words_by_vl{}; ///< PortVLXmitData (PortCountersExtended)
-  std::array<std::uint64_t, vl_slots> xmit_pkts_by_vl{};       ///< PortVLXmitPkts
+  std::array<std::uint64_t, vl_slots> xmit_data_words_by_vl{}; ///< 4-byte words sent per VL (IBA counts none)
+  std::array<std::uint64_t, vl_slots> xmit_pkts_by_vl{};       ///< packets sent per VL
+  std::array<std::uint64_t, 16> xmit_data_words_by_sl{};       ///< PortXmitDataSL (perfquery -X), per SL
+  std::array<std::uint64_t, 16> rcv_data_words_by_sl{};        ///< PortRcvDataSL (perfquery -S)
   // Errors, which only faults cause.
   std::uint64_t link_downed = 0;             ///< LinkDownedCounter: times the link went down
   std::uint64_t symbol_errors = 0;           ///< SymbolErrorCounter: one per corrupted packet received
@@ -348,6 +350,8 @@ private:
   };
   static_assert(sizeof(VlState) == 64, "one VL's state fits one cache line");
   std::array<VlState, vl_slots> vls_{};
+  std::array<std::uint64_t, 16> xmit_data_words_by_sl_{};
+  std::array<std::uint64_t, 16> rcv_data_words_by_sl_{};
   VlArbiter arbiter_{VlArbConfig::opensm_default(1)};
 
   // Wiring.
@@ -425,6 +429,7 @@ inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle 
     add_xmit_wait(start_at);
   vls_[vl].xmit_data_words += (packet.wire_bytes + 3) / 4;
   vls_[vl].xmit_pkts += 1;
+  xmit_data_words_by_sl_[packet.sl & 15u] += (packet.wire_bytes + 3) / 4;
 
   packet.vl = vl;
   packet.in_port = tx_.peer_number;
@@ -448,6 +453,7 @@ inline bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
   VlState& state = vls_[packet.vl];
   state.rcv_data_words += (packet.wire_bytes + 3) / 4;
   state.rcv_pkts += 1;
+  rcv_data_words_by_sl_[packet.sl & 15u] += (packet.wire_bytes + 3) / 4;
   if (packet.vl == management_vl)
     return on_vl15_arrives(packet);
   const std::uint32_t blocks = blocks_for(packet.wire_bytes);

@@ -305,9 +305,16 @@ nlohmann::ordered_json port_counters(Cluster& cluster) {
       nlohmann::ordered_json by_vl = nlohmann::ordered_json::object();
       for (int vl = 0; vl < ib::link::vl_slots; ++vl)
         if (c.xmit_pkts_by_vl[static_cast<std::size_t>(vl)] > 0)
-          by_vl[std::to_string(vl)] = {{"PortVLXmitData", c.xmit_data_words_by_vl[static_cast<std::size_t>(vl)]},
-                                       {"PortVLXmitPkts", c.xmit_pkts_by_vl[static_cast<std::size_t>(vl)]}};
+          by_vl[std::to_string(vl)] = {{"xmit_data_words", c.xmit_data_words_by_vl[static_cast<std::size_t>(vl)]},
+                                       {"xmit_pkts", c.xmit_pkts_by_vl[static_cast<std::size_t>(vl)]}};
       row["vls"] = by_vl;
+      // perfquery -X and -S: data words per SL, either way.
+      nlohmann::ordered_json by_sl = nlohmann::ordered_json::object();
+      for (std::size_t sl = 0; sl < c.xmit_data_words_by_sl.size(); ++sl)
+        if (c.xmit_data_words_by_sl[sl] + c.rcv_data_words_by_sl[sl] > 0)
+          by_sl[std::to_string(sl)] = {{"PortXmitDataSL", c.xmit_data_words_by_sl[sl]},
+                                       {"PortRcvDataSL", c.rcv_data_words_by_sl[sl]}};
+      row["sls"] = by_sl;
       ports.push_back(row);
     }
   }

@@ -225,6 +225,10 @@ TEST_CASE("link::Port: too few credits over a long cable cap throughput at credi
   CHECK(c.xmit_wait_ticks <= whole);
   CHECK(c.xmit_wait_ticks + 100 >= whole);
   CHECK(c.xmit_wait_ticks > 0);
+  // perfquery -X and -S: every data word went on SL 0, both ways round.
+  CHECK(c.xmit_data_words_by_sl[0] == c.xmit_data_words);
+  CHECK(c.xmit_data_words_by_sl[0] == 200 * (4138 + 2) / 4);
+  CHECK(net.b().port().counters().rcv_data_words_by_sl[0] == net.b().port().counters().rcv_data_words);
   CHECK(net.invariants(true).empty());
 }
 
