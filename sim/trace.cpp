@@ -1,8 +1,10 @@
 #include "sim/trace.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "sim/errors.h"
 
@@ -80,16 +82,54 @@ bool Tracer::wants(std::uint32_t id, std::uint32_t qpn, Time start, Time end) co
 void Tracer::name_track(std::uint32_t id, std::uint32_t track, const std::string& name) {
   if (!named_tracks_.insert({id, track}).second)
     return;
+  track_names_[{id, track}] = name;
   begin_event();
   out_ << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << id << ", \"tid\": " << track
        << ", \"args\": {\"name\": " << quoted(name) << "}}";
 }
 
+std::uint64_t Tracer::lane_for(std::uint32_t id, std::uint32_t track, Time start, Time end) {
+  // Enough to cover every slice that can still overlap a new one: they start around the same instant.
+  constexpr std::size_t kept_per_lane = 256;
+  std::vector<Lane>& lanes = lanes_[{id, track}];
+  const std::int64_t s = start.ps();
+  const std::int64_t e = std::max(end.ps(), s + 1); // an empty slice still takes its instant
+  std::size_t k = 0;
+  for (; k < lanes.size(); ++k) {
+    const Lane& lane = lanes[k];
+    auto next = lane.lower_bound(s);
+    if (next != lane.end() && next->first < e)
+      continue;
+    if (next != lane.begin() && std::prev(next)->second > s)
+      continue;
+    break;
+  }
+  if (k == lanes.size()) {
+    lanes.emplace_back();
+    if (k > 0) {
+      const auto named = track_names_.find({id, track});
+      begin_event();
+      out_ << "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": " << id
+           << ", \"tid\": " << (std::uint64_t{track} | (std::uint64_t{k} << 32)) << ", \"args\": {\"name\": "
+           << quoted((named != track_names_.end() ? named->second : std::to_string(track)) + " (" +
+                     std::to_string(k + 1) + ")")
+           << "}}";
+    }
+  }
+  Lane& lane = lanes[k];
+  lane.emplace(s, e);
+  if (lane.size() > kept_per_lane)
+    lane.erase(lane.begin());
+  // Lane 0 is the track itself; lane k a thread id above every 32-bit track number.
+  return std::uint64_t{track} | (std::uint64_t{k} << 32);
+}
+
 void Tracer::span(std::uint32_t id, std::uint32_t track, std::string_view category, std::string_view name, Time start,
                   Time end, const std::string& args) {
+  const std::uint64_t tid = lane_for(id, track, start, end);
   begin_event();
   out_ << "{\"ph\": \"X\", \"cat\": " << quoted(category) << ", \"name\": " << quoted(name) << ", \"pid\": " << id
-       << ", \"tid\": " << track << ", \"ts\": " << micros(start) << ", \"dur\": " << micros(end - start)
+       << ", \"tid\": " << tid << ", \"ts\": " << micros(start) << ", \"dur\": " << micros(end - start)
        << ", \"args\": {" << args << "}}";
 }
 

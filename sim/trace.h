@@ -1,11 +1,14 @@
 // Timeline traces in Chrome's trace-event format (docs/user-guide.md; opens in Perfetto and chrome://tracing). Models
 // hold a Tracer pointer that is null unless a trace was asked for, so the hot path pays one branch. Events are written
 // as they happen (nothing is kept in memory); filters on QP numbers, hosts and a time window keep big runs small.
-// Tracks: one process per component (a host's HCA, a switch), one thread per port or per QP.
+// Tracks: one process per component (a host's HCA, a switch), one thread per port or per QP. Perfetto drops slices
+// that overlap on one thread without nesting (a QP's DMA reads in flight together), so such a slice goes to the
+// track's next lane, a thread of its own named "<track> (2)", "(3)"...
 #pragma once
 
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -51,6 +54,12 @@ public:
 
 private:
   void begin_event();
+  /// The thread id of the first lane of (`id`, `track`) where [start, end) overlaps no slice already there.
+  std::uint64_t lane_for(std::uint32_t id, std::uint32_t track, Time start, Time end);
+  /// The slices of one lane, start -> end; only the most recent ones are kept (slices arrive near "now").
+  using Lane = std::map<std::int64_t, std::int64_t>;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<Lane>> lanes_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> track_names_;
   std::string path_;
   std::ofstream out_;
   TraceFilter filter_;

@@ -536,6 +536,30 @@ TEST_CASE("fabric: --trace writes a Chrome trace of each message's steps, and it
     names.insert(e.at("name").get<std::string>());
   }
   CHECK(processes == std::set<std::string>{"h0", "h1", "s0"});
+  // Perfetto drops slices that overlap on one thread without nesting: a track's overlapping slices (two payload
+  // reads in flight) go to lanes of their own. Times in whole picoseconds, as written.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::pair<std::int64_t, std::int64_t>>> slices;
+  const auto ps = [](const json& micros) {
+    return static_cast<std::int64_t>(std::llround(micros.get<double>() * 1e6));
+  };
+  for (const json& e : events_of({}))
+    if (e.at("ph") == "X")
+      slices[{e.at("pid").get<std::uint64_t>(), e.at("tid").get<std::uint64_t>()}].emplace_back(
+          ps(e.at("ts")), ps(e.at("ts")) + ps(e.at("dur")));
+  std::size_t lanes = 0;
+  for (auto& [thread, list] : slices) {
+    lanes += thread.second >> 32 != 0;
+    std::sort(list.begin(), list.end(),
+              [](auto a, auto b) { return a.first != b.first ? a.first < b.first : a.second > b.second; });
+    std::vector<std::int64_t> open; // ends of the slices enclosing the current one
+    for (const auto& [start, end] : list) {
+      while (!open.empty() && open.back() <= start)
+        open.pop_back();
+      CHECK((open.empty() || end <= open.back()));
+      open.push_back(end);
+    }
+  }
+  CHECK(lanes > 0); // the two payload reads of each WRITE overlap
   // 4 non-inline 8 KiB WRITEs at MTU 4096: a doorbell each (post lists of one), a WQE read and two payload reads,
   // FIRST and LAST packets on both hops, an ACK per message on both hops, payload writes, CQEs and polls.
   CHECK(names.count("post_send") == 4);

@@ -409,8 +409,12 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   // Results reach stdout before any file, so a failed write (exit 2) still shows them.
   if (!quiet)
     print_report(out, format, fabric, report, result, performance, counters);
-  if (tracer)
+  if (tracer) {
     tracer->finish();
+    if (!quiet)
+      err << "ibnetsim: trace of " << tracer->events_written() << " events written to "
+          << parsed.values["trace"].as<std::string>() << " (open it in https://ui.perfetto.dev)\n";
+  }
   if (!out_path.empty())
     write_file_atomically(out_path, sim::report_to_json(report));
   // With the results kept: a traced QP number that no HCA of the run gave left nothing in the trace.
