@@ -44,7 +44,7 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
     : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
       bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
       core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, contexts_(core_), recv_(core_), atomics_(core_),
-      completions_(core_), tx_(core_, *this) {
+      completions_(core_), tx_(core_, *this), requester_(core_, contexts_, tx_, send_engines_) {
   send_engines_.resize(params.send_engines);
   receive_engines_.resize(params.receive_engines);
 }
@@ -214,10 +214,10 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
     tx_.on_wake(sim, event.handle, event.generation);
     return;
   case Kind::doorbell_ready:
-    on_doorbell(sim, DmaHandle{event.handle});
+    requester_.on_doorbell(sim, DmaHandle{event.handle});
     return;
   case Kind::wqe_processed:
-    on_wqe_processed(sim, qps_[event.handle]);
+    requester_.on_wqe_processed(sim, qps_[event.handle]);
     return;
   case Kind::rx_processed:
     on_rx_processed(sim, link::PacketHandle{event.handle});
@@ -255,7 +255,7 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     trace_op(sim, op);
   switch (op.purpose) {
   case Purpose::wqe_fetch:
-    on_wqe_fetch_done(sim, h); // requester
+    requester_.on_wqe_fetch_done(sim, h); // requester
     return;
   case Purpose::payload_read:
     tx_.on_payload_read_done(sim, h); // transmitter
@@ -330,7 +330,7 @@ void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
   if (qp.wqes_waiting > 0) {
     const std::uint32_t count = qp.wqes_waiting;
     qp.wqes_waiting = 0;
-    process_wqes(sim, qp, count);
+    requester_.process_wqes(sim, qp, count);
   }
   for (; !qp.rx_waiting.empty(); qp.rx_waiting.pop_front())
     receive_packet(sim, qp, qp.rx_waiting.front());

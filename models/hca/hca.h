@@ -36,6 +36,7 @@
 #include "models/hca/params.h"
 #include "models/hca/qp_contexts.h"
 #include "models/hca/receive_queues.h"
+#include "models/hca/requester.h"
 #include "models/hca/transmitter.h"
 #include "models/hca/verbs.h"
 #include "models/link/link.h"
@@ -246,18 +247,10 @@ private:
 
   /// Its context is on the adapter: what waited for it goes on.
   void on_context_read(sim::Simulator& sim, Qp& qp);
-  /// Hands `count` fetched WQEs to the send engines.
-  void process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count);
   /// A received packet to the receive engines.
   void receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
 
-  // requester.cpp: doorbells, WQE fetch and processing, packet building, ACK handling, retries, completions.
-  void on_doorbell(sim::Simulator& sim, DmaHandle op);
-  void on_wqe_fetch_done(sim::Simulator& sim, DmaHandle op);
-  void fetch_wqes(sim::Simulator& sim, Qp& qp);
-  void on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count);
-  void process_next_wqe(sim::Simulator& sim, Qp& qp);
-  void on_wqe_processed(sim::Simulator& sim, Qp& qp);
+  // requester.cpp, not yet in the Requester stage: packet building, ACK handling, retries, completions.
   bool requester_can_build(const Qp& qp) const;
   void build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp);
   void on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
@@ -311,6 +304,7 @@ private:
   // The engines, and what the requester and responder (not yet stages of their own) keep.
   EnginePool send_engines_;
   EnginePool receive_engines_;
+  Requester requester_; ///< so far the send queue's intake: doorbells, WQE fetch and processing
   std::uint32_t drop_next_ = 0;
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t responder_bytes_placed_ = 0;

@@ -82,7 +82,7 @@ struct SendQueue {
 };
 
 /// The requester's transport state (IBA vol 1 §9.7, the requester's side) and its place in the send pipeline.
-struct Requester {
+struct RequesterState {
   std::uint32_t processing = 0;    ///< WQEs handed to the send engines
   std::uint32_t processed = 0;     ///< WQEs the send engines have finished with
   bool on_engine = false;          ///< one of them is being processed now
@@ -106,7 +106,7 @@ struct Requester {
 
 /// The responder's state (IBA vol 1 §9.7, the responder's side): PSN checks, the message being placed, the RECV
 /// WQEs its messages claimed, and the READs and atomics it serves.
-struct Responder {
+struct ResponderState {
   std::uint32_t expected_psn = 0;
   std::uint32_t msn = 0;
   bool nak_sent = false;
@@ -139,8 +139,8 @@ struct Qp {
   std::uint32_t mtu = 4096;
 
   SendQueue sq;
-  Requester req;
-  Responder resp;
+  RequesterState req;
+  ResponderState resp;
 
   // What waits for its context to be read (QpContexts).
   std::uint32_t wqes_waiting = 0;           ///< WQEs fetched, not yet handed to the send engines

@@ -1,6 +1,8 @@
 // The requester: doorbells and BlueFlame, WQE fetch and processing on the QP's send engine, request packets at
 // the path MTU, and, for RC, acknowledgements, READ and atomic responses, go-back-N on sequence NAKs and
 // timeouts, RNR waits, and completions in WQE order.
+#include "models/hca/requester.h"
+
 #include <algorithm>
 
 #include "models/hca/hca.h"
@@ -70,12 +72,14 @@ verbs::WcOpcode completion_opcode(WrOpcode op) {
 
 } // namespace
 
-void Hca::on_doorbell(sim::Simulator& sim, DmaHandle h) {
-  DmaOp& op = ops_[h];
-  Qp& qp = qps_[op.qp];
+// ---- The Requester stage: the send queue's intake.
+
+void Requester::on_doorbell(sim::Simulator& sim, DmaHandle h) {
+  DmaOp& op = core_.ops[h];
+  Qp& qp = core_.qps[op.qp];
   const std::uint32_t producer = op.count;
   const bool blueflame = op.blueflame;
-  ops_.release(h);
+  core_.ops.release(h);
   if (qp.state == verbs::QpState::error)
     return;
   if (static_cast<std::int32_t>(producer - qp.sq.doorbell_producer) > 0)
@@ -89,14 +93,14 @@ void Hca::on_doorbell(sim::Simulator& sim, DmaHandle h) {
   fetch_wqes(sim, qp);
 }
 
-void Hca::on_wqe_fetch_done(sim::Simulator& sim, DmaHandle h) {
-  Qp& qp = qps_[ops_[h].qp];
-  const std::uint32_t count = ops_[h].count;
-  ops_.release(h);
+void Requester::on_wqe_fetch_done(sim::Simulator& sim, DmaHandle h) {
+  Qp& qp = core_.qps[core_.ops[h].qp];
+  const std::uint32_t count = core_.ops[h].count;
+  core_.ops.release(h);
   on_wqes_fetched(sim, qp, count);
 }
 
-void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
+void Requester::fetch_wqes(sim::Simulator& sim, Qp& qp) {
   if (qp.sq.fetching || qp.sq.fetched == qp.sq.doorbell_producer)
     return;
   // One DMA read for the new WQEs that lie contiguously in the ring.
@@ -113,14 +117,14 @@ void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
   }
   qp.sq.fetching = true;
   const DmaHandle h = core_.new_op(sim, Purpose::wqe_fetch, qp.index);
-  ops_[h].count = count;
-  ops_[h].bytes = bytes;
-  ++pcie_.wqe_fetches;
-  pcie_.wqe_fetch_bytes += bytes;
-  bus_->dma_read(sim, first.address, bytes, h.value);
+  core_.ops[h].count = count;
+  core_.ops[h].bytes = bytes;
+  ++core_.pcie.wqe_fetches;
+  core_.pcie.wqe_fetch_bytes += bytes;
+  core_.bus.dma_read(sim, first.address, bytes, h.value);
 }
 
-void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
+void Requester::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   qp.sq.fetching = false;
   const std::uint32_t depth = qp.caps.max_send_wr;
   for (std::uint32_t k = 0; k < count; ++k) {
@@ -139,22 +143,22 @@ void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   fetch_wqes(sim, qp);
 }
 
-void Hca::process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
+void Requester::process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   qp.req.processing += count;
   process_next_wqe(sim, qp);
 }
 
-void Hca::process_next_wqe(sim::Simulator& sim, Qp& qp) {
+void Requester::process_next_wqe(sim::Simulator& sim, Qp& qp) {
   // The send engines parse a QP's WQEs one after another, one at a time: reserving them all at once would put the
   // headers of the first WQE's packets behind the parsing of the last.
   if (qp.req.on_engine || qp.req.processed == qp.req.processing)
     return;
   qp.req.on_engine = true;
-  const sim::Time t = send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.wqe_processing);
-  sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::wqe_processed), qp.index);
+  const sim::Time t = send_engines_.reserve(sim.now(), qp.req.tx_busy, core_.params.wqe_processing);
+  sim.schedule(t, core_.self, static_cast<std::uint8_t>(Hca::Kind::wqe_processed), qp.index);
 }
 
-void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
+void Requester::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
   qp.req.on_engine = false;
   if (qp.state == verbs::QpState::error || qp.req.processed == qp.req.processing)
     return;
@@ -174,6 +178,8 @@ void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
   tx_.activate(sim, qp); // its first packet's headers go on the engine before the next WQE
   process_next_wqe(sim, qp);
 }
+
+// ---- Still the Hca's: request packets, acknowledgements, retries, completions.
 
 bool Hca::requester_can_build(const Qp& qp) const {
   if (qp.state != verbs::QpState::rts || qp.req.rnr_waiting || qp.req.cursor_wqe == qp.req.processed)
