@@ -77,7 +77,7 @@ std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpStat
   Qp& qp = *found;
   using S = verbs::QpState;
   if (state == S::error) {
-    fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
+    requester_.fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
     return "";
   }
   const bool connected = qp.type != verbs::QpType::ud;

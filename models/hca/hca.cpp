@@ -1,5 +1,5 @@
 // Wiring and event dispatch: each event and each finished PCIe transaction goes to the stage it is for; what
-// waited for a QP's context resumes; the send engines' time for a packet's headers.
+// waited for a QP's context resumes.
 #include "models/hca/hca.h"
 
 #include <algorithm>
@@ -44,8 +44,8 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
     : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
       bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
       core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, contexts_(core_), recv_(core_), atomics_(core_),
-      completions_(core_), tx_(core_, *this), requester_(core_, contexts_, tx_, send_engines_) {
-  send_engines_.resize(params.send_engines);
+      completions_(core_), tx_(core_, requester_, *this), send_engines_(params_, contexts_),
+      requester_(core_, contexts_, send_engines_, tx_, completions_, *this) {
   receive_engines_.resize(params.receive_engines);
 }
 
@@ -167,26 +167,6 @@ void Hca::set_tracer(sim::Tracer* tracer) {
   tx_.set_tracer(tracer);
 }
 
-link::PacketHandle Hca::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
-                                   std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn) {
-  const link::PacketHandle h = wire_.packets.acquire();
-  link::Packet& p = wire_.packets[h];
-  const auto transport = qp.type == verbs::QpType::rc   ? link::Transport::rc
-                         : qp.type == verbs::QpType::uc ? link::Transport::uc
-                                                        : link::Transport::ud;
-  p.transport = transport;
-  p.opcode = opcode;
-  p.payload_bytes = payload;
-  p.wire_bytes = link::wire_bytes(transport, opcode, payload, false);
-  p.slid = tx_.port(0).lid;
-  p.dlid = dlid;
-  p.sl = sl;
-  p.dest_qpn = dest_qpn;
-  p.psn = psn & psn_mask;
-  p.transport_headers = wire_.headers.acquire().value;
-  return h;
-}
-
 void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
   if (event.kind >= static_cast<std::uint8_t>(Kind::first_bus_kind)) {
     bus_->on_event(sim, event);
@@ -226,10 +206,10 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
     completions_.on_built(sim, DmaHandle{event.handle});
     return;
   case Kind::retry_timer:
-    on_retry_timer(sim, qps_[event.handle]);
+    requester_.on_retry_timer(sim, qps_[event.handle]);
     return;
   case Kind::rnr_timer:
-    on_rnr_timer(sim, qps_[event.handle]);
+    requester_.on_rnr_timer(sim, qps_[event.handle]);
     return;
   case Kind::atomic_issue:
     atomics_.issue(sim, DmaHandle{event.handle});
@@ -335,13 +315,6 @@ void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
   for (; !qp.rx_waiting.empty(); qp.rx_waiting.pop_front())
     receive_packet(sim, qp, qp.rx_waiting.front());
   contexts_.read_queued(sim);
-}
-
-// ---- The send engines.
-
-sim::Time Hca::engine_build_time(sim::Simulator& sim, Qp& qp) {
-  contexts_.touch(qp.index); // the engine holds it while it works for the QP: a use, never a miss
-  return send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.tx_packet_processing);
 }
 
 std::string Hca::check_quiescent() const {

@@ -213,9 +213,9 @@ public:
   /// Bytes of SEND and WRITE payload this HCA placed in host memory as a responder, and requested ones it sent
   /// and had completed successfully: summed over a fabric, the two must agree.
   std::uint64_t responder_bytes_placed() const { return responder_bytes_placed_; }
-  std::uint64_t requester_bytes_completed() const { return requester_bytes_completed_; }
+  std::uint64_t requester_bytes_completed() const { return requester_.bytes_completed(); }
   /// QPs that went to the error state (their partial messages make the two byte counts differ).
-  std::uint32_t failed_qps() const { return failed_qps_; }
+  std::uint32_t failed_qps() const { return requester_.failed_qps(); }
   /// Test hook (fault injection): the next `count` data packets this HCA receives are dropped on arrival.
   void drop_next_received(std::uint32_t count) { drop_next_ += count; }
   std::uint64_t packets_dropped_by_fault() const { return dropped_by_fault_; }
@@ -229,9 +229,10 @@ public:
   void mmio_arrived(sim::Simulator& sim, std::uint32_t token) override;
 
 private:
-  // The transmitter takes packets from the requester's and responder's builders, and tells the requester when its
-  // packets leave.
+  // The transmitter takes packets from the responder's builder; the requester hands it the responses it consumes
+  // and, when a QP fails, its receive side to flush.
   friend class Transmitter;
+  friend class Requester;
 
   // hca.cpp: wiring, events, the routing of each finished transaction back to its stage.
   Qp& qp_by_qpn(std::uint32_t qpn);
@@ -240,31 +241,11 @@ private:
   void trace_op(const sim::Simulator& sim, const DmaOp& op);
   static constexpr std::uint32_t pcie_track = 1'000'000;    ///< trace threads: PCIe work per QP
   static constexpr std::uint32_t program_track = 2'000'000; ///< and the program's verbs calls per QP
-  link::PacketHandle new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
-                                std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn);
-  /// When the QP's send engine will have built the headers of a packet it starts on now.
-  sim::Time engine_build_time(sim::Simulator& sim, Qp& qp);
 
   /// Its context is on the adapter: what waited for it goes on.
   void on_context_read(sim::Simulator& sim, Qp& qp);
   /// A received packet to the receive engines.
   void receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-
-  // requester.cpp, not yet in the Requester stage: packet building, ACK handling, retries, completions.
-  bool requester_can_build(const Qp& qp) const;
-  void build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp);
-  void on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
-  /// The last packet of a request has left the port.
-  void on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
-  void on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h);
-  void on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-  void acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
-  void complete_requests(sim::Simulator& sim, Qp& qp);
-  void rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
-  void arm_retry_timer(sim::Simulator& sim, Qp& qp);
-  void on_retry_timer(sim::Simulator& sim, Qp& qp);
-  void on_rnr_timer(sim::Simulator& sim, Qp& qp);
-  void fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status);
 
   // responder.cpp: received packets.
   void on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle packet);
@@ -283,6 +264,8 @@ private:
   void start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request);
   void on_atomic_write_done(sim::Simulator& sim, DmaHandle op);
   void finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h);
+  /// A failed QP's receive side: its claimed and (own queue) posted receive WQEs are flushed, its parked packets go.
+  void flush_receive(sim::Simulator& sim, Qp& qp);
 
   Params params_;
   pcie::HostParams host_;
@@ -301,15 +284,13 @@ private:
   AtomicUnit atomics_;
   CompletionWriter completions_;
   Transmitter tx_;
-  // The engines, and what the requester and responder (not yet stages of their own) keep.
-  EnginePool send_engines_;
+  SendEngines send_engines_; ///< the requester's and the READ responses'
+  Requester requester_;
+  // The responder (not yet a stage of its own).
   EnginePool receive_engines_;
-  Requester requester_; ///< so far the send queue's intake: doorbells, WQE fetch and processing
   std::uint32_t drop_next_ = 0;
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t responder_bytes_placed_ = 0;
-  std::uint64_t requester_bytes_completed_ = 0;
-  std::uint32_t failed_qps_ = 0;
   struct Watch {
     std::uint64_t address;
     std::uint64_t writes;

@@ -103,10 +103,10 @@ void Hca::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
   }
   if (is_response(p.opcode)) {
     if (p.opcode == Opcode::acknowledge) {
-      on_acknowledge(sim, *qp, p, core_.headers_of(handle));
+      requester_.on_acknowledge(sim, *qp, p, core_.headers_of(handle));
       consume_packet(sim, handle);
     } else {
-      on_read_response(sim, *qp, handle);
+      requester_.on_read_response(sim, *qp, handle);
     }
     return;
   }
@@ -167,8 +167,8 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
       } else if (op == Opcode::compare_swap || op == Opcode::fetch_add) {
         for (const AtomicResult& r : qp.resp.atomic_results) {
           if (r.valid && r.psn == p.psn) {
-            const link::PacketHandle ack =
-                new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, p.psn, qp.attr.dest_qpn);
+            const link::PacketHandle ack = tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge,
+                                                          0, p.psn, qp.attr.dest_qpn);
             core_.headers_of(ack).original = r.original;
             core_.headers_of(ack).msn = qp.resp.msn;
             tx_.send_control(sim, qp, ack);
@@ -217,7 +217,7 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
       // Every retry that still finds no RECV is NAKed again; the rest of its message is dropped silently.
       ++qp.counters.rnr_naks_sent;
       const link::PacketHandle nak =
-          new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
+          tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
       core_.headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
       core_.headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
       core_.headers_of(nak).msn = qp.resp.msn;
@@ -301,7 +301,7 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       if (qp.type == verbs::QpType::rc) {
         send_ack(sim, qp, Aeth::nak_invalid_request, p.psn);
         consume_packet(sim, handle);
-        fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
+        requester_.fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
         return;
       }
       qp.resp.message_failed = qp.type == verbs::QpType::uc;
@@ -316,7 +316,7 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       if (qp.type == verbs::QpType::rc) {
         send_ack(sim, qp, Aeth::nak_remote_access, p.psn);
         consume_packet(sim, handle);
-        fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
+        requester_.fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
         return;
       }
       ++qp.counters.dropped;
@@ -381,7 +381,7 @@ void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, 
 
 void Hca::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn) {
   const link::PacketHandle ack =
-      new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, psn, qp.attr.dest_qpn);
+      tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, psn, qp.attr.dest_qpn);
   TransportHeaders& h = core_.headers_of(ack);
   h.syndrome = static_cast<std::uint8_t>(syndrome);
   h.msn = qp.resp.msn;
@@ -417,7 +417,7 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
                         : i + 1 == job.packets ? Opcode::rdma_read_response_last
                                                : Opcode::rdma_read_response_middle;
   const link::PacketHandle packet =
-      new_packet(qp, qp.attr.dest_lid, qp.attr.sl, opcode, payload, psn_add(job.first_psn, i), qp.attr.dest_qpn);
+      tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, opcode, payload, psn_add(job.first_psn, i), qp.attr.dest_qpn);
   TransportHeaders& h = core_.headers_of(packet);
   h.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   h.msn = qp.resp.msn;
@@ -431,11 +431,9 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   // A READ response is a send job the responder makes for itself: the engine parses it as it would a WQE, then
   // builds each packet.
   if (i == 0) {
-    contexts_.touch(qp.index);
-    entry.ready_at =
-        send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.wqe_processing + params_.tx_packet_processing);
+    entry.ready_at = send_engines_.build_first_response(sim.now(), qp.index, qp.req.tx_busy);
   } else {
-    entry.ready_at = engine_build_time(sim, qp);
+    entry.ready_at = send_engines_.build_headers(sim.now(), qp.index, qp.req.tx_busy);
   }
   entry.payload_in = payload == 0;
   tx_.queue(sim, port, th, job.address + std::uint64_t{i} * qp.mtu);
@@ -470,13 +468,38 @@ void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   const std::uint32_t bucket = op.bucket; // the op itself goes when its write is visible
   --qp.resp.busy;
   const link::PacketHandle ack =
-      new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
+      tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
   TransportHeaders& ah = core_.headers_of(ack);
   ah.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   ah.msn = qp.resp.msn;
   ah.original = original;
   tx_.send_control(sim, qp, ack);
   atomics_.release(sim, bucket);
+}
+
+void Hca::flush_receive(sim::Simulator& sim, Qp& qp) {
+  // Receive WQEs: the one a message is being placed into, those claimed by accepted messages, and (for the QP's own
+  // queue) every other posted one are flushed; an SRQ keeps its unclaimed WQEs for its other QPs.
+  const auto flush_recv = [&](std::uint32_t k) {
+    verbs::WorkCompletion wc;
+    wc.wr_id = recv_.wqe(qp.resp.rq, k).wr_id;
+    wc.status = verbs::WcStatus::wr_flush_err;
+    wc.opcode = verbs::WcOpcode::recv;
+    wc.qp_num = qp.qpn;
+    completions_.write(sim, qp.recv_cq, wc, qp.index, k, false);
+    ++qp.counters.error_completions;
+  };
+  if (qp.resp.in_message && qp.resp.recv_in_use)
+    flush_recv(qp.resp.recv_index);
+  for (; !qp.resp.claims.empty(); qp.resp.claims.pop_front())
+    flush_recv(qp.resp.claims.front());
+  recv_.flush_unclaimed(qp.resp.rq, flush_recv);
+  qp.resp.in_message = false;
+  qp.resp.recv_in_use = false;
+  while (!qp.resp.parked.empty()) {
+    consume_packet(sim, qp.resp.parked.front());
+    qp.resp.parked.pop_front();
+  }
 }
 
 } // namespace ib::hca
