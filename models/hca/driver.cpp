@@ -71,7 +71,7 @@ verbs::QpState Hca::qp_state(std::uint32_t qpn) const {
 }
 
 std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpState state, const verbs::QpAttr& attr) {
-  Qp* found = find_qp(qpn);
+  Qp* found = core_.find_qp(qpn);
   if (found == nullptr)
     return "no QP " + std::to_string(qpn);
   Qp& qp = *found;

@@ -44,10 +44,9 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
     : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
       bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
       core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, contexts_(core_), recv_(core_), atomics_(core_),
-      completions_(core_), tx_(core_, requester_, *this), send_engines_(params_, contexts_),
-      requester_(core_, contexts_, send_engines_, tx_, completions_, *this) {
-  receive_engines_.resize(params.receive_engines);
-}
+      completions_(core_), tx_(core_, requester_, responder_), send_engines_(params_, contexts_),
+      requester_(core_, contexts_, send_engines_, tx_, completions_, responder_),
+      responder_(core_, contexts_, send_engines_, tx_, recv_, atomics_, completions_, requester_) {}
 
 Hca::~Hca() = default;
 
@@ -67,12 +66,8 @@ void Hca::set_sl_to_vl(std::uint8_t port_number, const std::array<std::uint8_t, 
   p.sl_to_vl_set = true;
 }
 
-Qp* Hca::find_qp(std::uint32_t qpn) {
-  const std::uint32_t index = qpn - 2;
-  return qpn >= 2 && index < qps_.size() ? &qps_[index] : nullptr;
-}
 Qp& Hca::qp_by_qpn(std::uint32_t qpn) {
-  Qp* qp = find_qp(qpn);
+  Qp* qp = core_.find_qp(qpn);
   if (qp == nullptr)
     throw std::invalid_argument("no QP " + std::to_string(qpn));
   return *qp;
@@ -175,7 +170,7 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
   switch (static_cast<Kind>(event.kind)) {
   case Kind::packet_arrives: {
     const link::PacketHandle packet{event.handle};
-    on_packet_arrives(sim, tx_.port(wire_.packets[packet].in_port - 1u), packet);
+    responder_.on_packet_arrives(sim, tx_.port(wire_.packets[packet].in_port - 1u), packet);
     return;
   }
   case Kind::flow_control_arrives: {
@@ -200,7 +195,7 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
     requester_.on_wqe_processed(sim, qps_[event.handle]);
     return;
   case Kind::rx_processed:
-    on_rx_processed(sim, link::PacketHandle{event.handle});
+    responder_.on_rx_processed(sim, link::PacketHandle{event.handle});
     return;
   case Kind::cqe_ready:
     completions_.on_built(sim, DmaHandle{event.handle});
@@ -245,7 +240,7 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     ops_.release(h);
     recv_.on_fetched(sim, rq, [&](std::uint32_t qp) {
       if (!qps_[qp].resp.parked.empty())
-        drain_parked(sim, qps_[qp]);
+        responder_.drain_parked(sim, qps_[qp]);
     });
     return;
   }
@@ -273,11 +268,11 @@ void Hca::dma_write_done(sim::Simulator& sim, std::uint32_t token) {
   case Purpose::place_response:
   case Purpose::place_atomic:
     // The data has left the HCA: its IB receive buffer is free again.
-    consume_packet(sim, op.packet);
+    responder_.consume_packet(sim, op.packet);
     op.packet = link::PacketHandle{};
     return;
   case Purpose::atomic_write:
-    on_atomic_write_done(sim, h); // responder's atomic unit
+    responder_.on_atomic_write_done(sim, h); // responder's atomic unit
     return;
   default:
     return; // CQE writes finish when visible
@@ -313,7 +308,7 @@ void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
     requester_.process_wqes(sim, qp, count);
   }
   for (; !qp.rx_waiting.empty(); qp.rx_waiting.pop_front())
-    receive_packet(sim, qp, qp.rx_waiting.front());
+    responder_.receive_packet(sim, qp, qp.rx_waiting.front());
   contexts_.read_queued(sim);
 }
 

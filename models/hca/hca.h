@@ -37,6 +37,7 @@
 #include "models/hca/qp_contexts.h"
 #include "models/hca/receive_queues.h"
 #include "models/hca/requester.h"
+#include "models/hca/responder.h"
 #include "models/hca/transmitter.h"
 #include "models/hca/verbs.h"
 #include "models/link/link.h"
@@ -212,13 +213,13 @@ public:
   std::vector<RcConnection> rc_connections() const;
   /// Bytes of SEND and WRITE payload this HCA placed in host memory as a responder, and requested ones it sent
   /// and had completed successfully: summed over a fabric, the two must agree.
-  std::uint64_t responder_bytes_placed() const { return responder_bytes_placed_; }
+  std::uint64_t responder_bytes_placed() const { return responder_.bytes_placed(); }
   std::uint64_t requester_bytes_completed() const { return requester_.bytes_completed(); }
   /// QPs that went to the error state (their partial messages make the two byte counts differ).
   std::uint32_t failed_qps() const { return requester_.failed_qps(); }
   /// Test hook (fault injection): the next `count` data packets this HCA receives are dropped on arrival.
-  void drop_next_received(std::uint32_t count) { drop_next_ += count; }
-  std::uint64_t packets_dropped_by_fault() const { return dropped_by_fault_; }
+  void drop_next_received(std::uint32_t count) { responder_.drop_next_received(count); }
+  std::uint64_t packets_dropped_by_fault() const { return responder_.packets_dropped_by_fault(); }
   /// Every posted send WR completed (or flushed) and nothing left in flight on the HCA: "" or what is left.
   std::string check_quiescent() const;
 
@@ -229,43 +230,15 @@ public:
   void mmio_arrived(sim::Simulator& sim, std::uint32_t token) override;
 
 private:
-  // The transmitter takes packets from the responder's builder; the requester hands it the responses it consumes
-  // and, when a QP fails, its receive side to flush.
-  friend class Transmitter;
-  friend class Requester;
-
   // hca.cpp: wiring, events, the routing of each finished transaction back to its stage.
   Qp& qp_by_qpn(std::uint32_t qpn);
   const Qp& qp_by_qpn(std::uint32_t qpn) const;
-  Qp* find_qp(std::uint32_t qpn);
   void trace_op(const sim::Simulator& sim, const DmaOp& op);
   static constexpr std::uint32_t pcie_track = 1'000'000;    ///< trace threads: PCIe work per QP
   static constexpr std::uint32_t program_track = 2'000'000; ///< and the program's verbs calls per QP
 
   /// Its context is on the adapter: what waited for it goes on.
   void on_context_read(sim::Simulator& sim, Qp& qp);
-  /// A received packet to the receive engines.
-  void receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-
-  // responder.cpp: received packets.
-  void on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle packet);
-  void on_rx_processed(sim::Simulator& sim, link::PacketHandle packet);
-  void respond(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-  void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-  /// Claims the next RECV WQE of the QP's receive queue for an accepted message; false if none is posted.
-  bool claim_recv(sim::Simulator& sim, Qp& qp);
-  void drain_parked(sim::Simulator& sim, Qp& qp);
-  void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address, Purpose purpose);
-  void consume_packet(sim::Simulator& sim, link::PacketHandle packet);
-  void send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn);
-  void start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h);
-  bool responder_can_build(const Qp& qp) const;
-  void build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp);
-  void start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request);
-  void on_atomic_write_done(sim::Simulator& sim, DmaHandle op);
-  void finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h);
-  /// A failed QP's receive side: its claimed and (own queue) posted receive WQEs are flushed, its parked packets go.
-  void flush_receive(sim::Simulator& sim, Qp& qp);
 
   Params params_;
   pcie::HostParams host_;
@@ -286,11 +259,7 @@ private:
   Transmitter tx_;
   SendEngines send_engines_; ///< the requester's and the READ responses'
   Requester requester_;
-  // The responder (not yet a stage of its own).
-  EnginePool receive_engines_;
-  std::uint32_t drop_next_ = 0;
-  std::uint64_t dropped_by_fault_ = 0;
-  std::uint64_t responder_bytes_placed_ = 0;
+  Responder responder_;
   struct Watch {
     std::uint64_t address;
     std::uint64_t writes;

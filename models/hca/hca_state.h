@@ -164,6 +164,11 @@ struct DmaOp {
   CqEntry cqe;
 };
 
+inline Qp* Core::find_qp(std::uint32_t qpn) {
+  const std::uint32_t index = qpn - 2; // QP0 and QP1 are the management QPs
+  return qpn >= 2 && index < qps.size() ? &qps[index] : nullptr;
+}
+
 inline DmaHandle Core::new_op(const sim::Simulator& sim, Purpose purpose, std::uint32_t qp) {
   const DmaHandle h = ops.acquire();
   DmaOp& op = ops[h];

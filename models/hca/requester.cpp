@@ -7,6 +7,7 @@
 
 #include "models/hca/hca.h"
 #include "models/hca/hca_state.h"
+#include "models/hca/responder.h"
 #include "sim/errors.h"
 
 namespace ib::hca {
@@ -437,7 +438,7 @@ void Requester::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn)
 void Requester::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   const link::Packet& p = core_.wire.packets[handle];
   if (qp.state != verbs::QpState::rts || qp.type != verbs::QpType::rc) {
-    receive_side_.consume_packet(sim, handle);
+    responder_.consume_packet(sim, handle);
     return;
   }
   const std::uint32_t depth = qp.caps.max_send_wr;
@@ -451,14 +452,14 @@ void Requester::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle
   }
   if (k == built_end || !qp.req.wqes[k % depth].counted_read) {
     ++qp.counters.duplicates_received; // an answer to a request given up on, or a duplicate
-    receive_side_.consume_packet(sim, handle);
+    responder_.consume_packet(sim, handle);
     return;
   }
   WqeState& w = qp.req.wqes[k % depth];
   const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
   if (p.psn != psn_add(w.first_psn, w.responses_in)) {
     ++qp.counters.dropped; // a gap: the timer asks again
-    receive_side_.consume_packet(sim, handle);
+    responder_.consume_packet(sim, handle);
     return;
   }
   // A response implicitly acknowledges every request before it.
@@ -487,7 +488,7 @@ void Requester::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle
       core_.pcie.payload_write_bytes += p.payload_bytes;
       core_.bus.dma_write(sim, address, p.payload_bytes, op.value);
     } else {
-      receive_side_.consume_packet(sim, handle);
+      responder_.consume_packet(sim, handle);
     }
     ++w.responses_in;
   }
@@ -561,7 +562,7 @@ void Requester::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
   qp.req.uncompleted = qp.sq.posted;
   qp.req.processed = qp.req.processing = qp.req.cursor_wqe = qp.sq.fetched = qp.sq.doorbell_producer = qp.sq.posted;
   qp.req.cursor_packet = 0;
-  receive_side_.flush_receive(sim, qp);
+  responder_.flush(sim, qp);
 }
 
 } // namespace ib::hca

@@ -17,19 +17,19 @@ namespace ib::hca {
 class QpContexts;
 class Transmitter;
 class CompletionWriter;
-class Hca;
+class Responder;
 struct PortState;
 struct TxEntry;
 
 class Requester {
 public:
   /// Fetched WQEs wait for their QP's context in `contexts` and are processed on `send_engines`; their packets go
-  /// to `tx`, their completions to `completions`. `receive_side` consumes the responses and, when a QP fails,
-  /// flushes its receive side.
+  /// to `tx`, their completions to `completions`. `responder` consumes the responses it received and, when a
+  /// QP fails, flushes its receive side.
   Requester(Core& core, QpContexts& contexts, SendEngines& send_engines, Transmitter& tx, CompletionWriter& completions,
-            Hca& receive_side)
+            Responder& responder)
       : core_(core), contexts_(contexts), send_engines_(send_engines), tx_(tx), completions_(completions),
-        receive_side_(receive_side) {}
+        responder_(responder) {}
 
   // The send queue's intake.
   /// Hca::Kind::doorbell_ready: a doorbell or BlueFlame write has reached the adapter.
@@ -84,7 +84,7 @@ private:
   SendEngines& send_engines_;
   Transmitter& tx_;
   CompletionWriter& completions_;
-  Hca& receive_side_;
+  Responder& responder_;
   std::uint64_t bytes_completed_ = 0;
   std::uint32_t failed_qps_ = 0;
 };

@@ -3,10 +3,11 @@
 #include "models/hca/hca.h"
 #include "models/hca/hca_state.h"
 #include "models/hca/requester.h"
+#include "models/hca/responder.h"
 
 namespace ib::hca {
 
-Transmitter::Transmitter(Core& core, Requester& requester, Hca& responder)
+Transmitter::Transmitter(Core& core, Requester& requester, Responder& responder)
     : core_(core), requester_(requester), responder_(responder) {
   ports_.resize(core.params.port_count);
   for (std::uint8_t i = 0; i < core.params.port_count; ++i)
@@ -51,7 +52,7 @@ void Transmitter::pump(sim::Simulator& sim, PortState& port) {
   while (!port.active.empty() && port.data.size() - port.awaiting_payload < max_waiting) {
     const std::uint32_t index = port.active.front();
     Qp& qp = core_.qps[index];
-    const bool response = responder_.responder_can_build(qp);
+    const bool response = responder_.can_build(qp);
     if (!response && !requester_.can_build(qp)) {
       port.active.pop_front();
       qp.req.active = false;
@@ -62,10 +63,10 @@ void Transmitter::pump(sim::Simulator& sim, PortState& port) {
       break;
     port.active.pop_front();
     if (response)
-      responder_.build_response_packet(sim, port, qp);
+      responder_.build_packet(sim, port, qp);
     else
       requester_.build_packet(sim, port, qp);
-    if (responder_.responder_can_build(qp) || requester_.can_build(qp))
+    if (responder_.can_build(qp) || requester_.can_build(qp))
       port.active.push_back(index);
     else
       qp.req.active = false;

@@ -1,7 +1,7 @@
 // The ports' transmit side (docs/models/hca.md, "Send path"): per port, the packet builder that takes QPs round
 // robin, one packet per turn, within the port's payload buffer; the transmit queue of built packets, which leave in
 // build order once their payload's DMA read is in and the link has credits; and control packets (ACKs, NAKs), sent
-// before data. The requester and the responder (still the Hca's) build the packets; the requester hears when its
+// before data. The requester and the responder build the packets; the requester hears when its
 // requests leave. Private to the HCA model.
 #pragma once
 
@@ -18,8 +18,8 @@
 
 namespace ib::hca {
 
-class Hca;
 class Requester;
+class Responder;
 
 /// A packet in a port's transmit queue.
 struct TxEntry {
@@ -55,7 +55,7 @@ struct PortState {
 class Transmitter {
 public:
   /// Its packets come from `requester` and from `responder`'s READ responses.
-  Transmitter(Core& core, Requester& requester, Hca& responder);
+  Transmitter(Core& core, Requester& requester, Responder& responder);
 
   /// By index: port number - 1.
   PortState& port(std::uint32_t index) { return ports_[index]; }
@@ -92,7 +92,7 @@ private:
 
   Core& core_;
   Requester& requester_;
-  Hca& responder_;
+  Responder& responder_;
   std::vector<PortState> ports_;
   sim::Pool<TxEntry, 256> entries_; // per HCA: small chunks (see pcie::Bus)
 };
