@@ -29,24 +29,16 @@
 #include <string>
 #include <vector>
 
-#include "models/hca/atomic_unit.h"
-#include "models/hca/completion_writer.h"
-#include "models/hca/core.h"
-#include "models/hca/engines.h"
 #include "models/hca/params.h"
-#include "models/hca/qp_contexts.h"
-#include "models/hca/receive_queues.h"
-#include "models/hca/requester.h"
-#include "models/hca/responder.h"
-#include "models/hca/transmitter.h"
 #include "models/hca/verbs.h"
 #include "models/link/link.h"
+#include "models/link/packet.h"
+#include "models/link/port.h"
 #include "models/pcie/bus.h"
 #include "models/pcie/host_memory.h"
 #include "models/pcie/params.h"
 #include "sim/host_runtime.h"
 #include "sim/pool.h"
-#include "sim/ring.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 
@@ -213,13 +205,13 @@ public:
   std::vector<RcConnection> rc_connections() const;
   /// Bytes of SEND and WRITE payload this HCA placed in host memory as a responder, and requested ones it sent
   /// and had completed successfully: summed over a fabric, the two must agree.
-  std::uint64_t responder_bytes_placed() const { return responder_.bytes_placed(); }
-  std::uint64_t requester_bytes_completed() const { return requester_.bytes_completed(); }
+  std::uint64_t responder_bytes_placed() const;
+  std::uint64_t requester_bytes_completed() const;
   /// QPs that went to the error state (their partial messages make the two byte counts differ).
-  std::uint32_t failed_qps() const { return requester_.failed_qps(); }
+  std::uint32_t failed_qps() const;
   /// Test hook (fault injection): the next `count` data packets this HCA receives are dropped on arrival.
-  void drop_next_received(std::uint32_t count) { responder_.drop_next_received(count); }
-  std::uint64_t packets_dropped_by_fault() const { return responder_.packets_dropped_by_fault(); }
+  void drop_next_received(std::uint32_t count);
+  std::uint64_t packets_dropped_by_fault() const;
   /// Every posted send WR completed (or flushed) and nothing left in flight on the HCA: "" or what is left.
   std::string check_quiescent() const;
 
@@ -250,16 +242,10 @@ private:
   std::vector<Qp> qps_;
   sim::Pool<DmaOp, 256> ops_; // per HCA: small chunks (see pcie::Bus)
   PcieCounters pcie_;
-  Core core_; ///< the above, as the stages see them
-  // The pipeline's stages.
-  QpContexts contexts_;
-  ReceiveQueues recv_;
-  AtomicUnit atomics_;
-  CompletionWriter completions_;
-  Transmitter tx_;
-  SendEngines send_engines_; ///< the requester's and the READ responses'
-  Requester requester_;
-  Responder responder_;
+  /// The pipeline's stages and the Core they share (the above, as they see it); defined in hca_state.h, so that this
+  /// header shows none of them.
+  struct Stages;
+  std::unique_ptr<Stages> stages_;
   struct Watch {
     std::uint64_t address;
     std::uint64_t writes;

@@ -1,11 +1,21 @@
-// The HCA's private state, shared by its implementation files (hca.cpp, requester.cpp, responder.cpp,
-// driver.cpp). Not part of the model's public interface.
+// The HCA's private state, shared by its implementation files: the QPs' per-stage state, the DMA transactions, and
+// the stages as the Hca holds them. Not part of the model's public interface.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "models/hca/atomic_unit.h"
+#include "models/hca/completion_writer.h"
+#include "models/hca/core.h"
+#include "models/hca/engines.h"
 #include "models/hca/hca.h"
+#include "models/hca/qp_contexts.h"
+#include "models/hca/receive_queues.h"
+#include "models/hca/requester.h"
+#include "models/hca/responder.h"
+#include "models/hca/transmitter.h"
+#include "sim/ring.h"
 
 namespace ib::hca {
 
@@ -186,5 +196,23 @@ inline void Core::free_packet(link::PacketHandle packet) {
   wire.headers.release(sim::Handle<TransportHeaders>{wire.packets[packet].transport_headers});
   wire.packets.release(packet);
 }
+
+/// The pipeline's stages (docs/models/hca.md, "Code structure"), each wired to the ones it calls.
+struct Hca::Stages {
+  Core core;
+  QpContexts contexts;
+  ReceiveQueues recv;
+  AtomicUnit atomics;
+  CompletionWriter completions;
+  Transmitter tx;
+  SendEngines send_engines; ///< the requester's, and the responder's for READ responses
+  Requester requester;
+  Responder responder;
+
+  explicit Stages(const Core& shared)
+      : core(shared), contexts(core), recv(core), atomics(core), completions(core), tx(core, requester, responder),
+        send_engines(core.params, contexts), requester(core, contexts, send_engines, tx, completions, responder),
+        responder(core, contexts, send_engines, tx, recv, atomics, completions, requester) {}
+};
 
 } // namespace ib::hca
