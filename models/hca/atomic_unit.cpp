@@ -26,10 +26,10 @@ void AtomicUnit::start(sim::Simulator& sim, std::uint32_t qp, link::PacketHandle
 void AtomicUnit::run(sim::Simulator& sim, std::uint32_t bucket) {
   if (bucket_busy_[bucket] != 0)
     return;
-  // The oldest waiting atomic on this bucket goes; the others keep their order.
-  sim::Ring<DmaHandle> rest;
+  // The oldest waiting atomic on this bucket goes; the others keep their order: the ring turns once in place, each
+  // item popped before it is pushed back, so it never grows and nothing is allocated.
   bool started = false;
-  while (!waiting_.empty()) {
+  for (std::uint32_t n = waiting_.size(); n > 0; --n) {
     const DmaHandle op = waiting_.front();
     waiting_.pop_front();
     if (!started && core_.ops[op].bucket == bucket) {
@@ -39,10 +39,9 @@ void AtomicUnit::run(sim::Simulator& sim, std::uint32_t bucket) {
       unit_free_ = std::max(sim.now(), unit_free_) + core_.params.atomic_processing;
       sim.schedule(unit_free_, core_.self, static_cast<std::uint8_t>(Hca::Kind::atomic_issue), op.value);
     } else {
-      rest.push_back(op);
+      waiting_.push_back(op);
     }
   }
-  waiting_ = std::move(rest);
 }
 
 void AtomicUnit::issue(sim::Simulator& sim, DmaHandle op) {

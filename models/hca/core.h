@@ -34,6 +34,8 @@ struct Core {
   PcieCounters& pcie;
 
   // Defined in hca_state.h, where the types are complete.
+  /// The QP of number `qpn`, or null.
+  Qp* find_qp(std::uint32_t qpn);
   DmaHandle new_op(const sim::Simulator& sim, Purpose purpose, std::uint32_t qp);
   TransportHeaders& headers_of(link::PacketHandle packet);
   void free_packet(link::PacketHandle packet);

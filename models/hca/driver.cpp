@@ -10,7 +10,7 @@
 namespace ib::hca {
 
 std::uint32_t Hca::create_cq(std::uint32_t depth, sim::Signal* signal) {
-  return completions_.create_cq(depth, signal);
+  return stages_->completions.create_cq(depth, signal);
 }
 
 std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq,
@@ -19,12 +19,12 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   if (caps.max_send_wr == 0 || caps.max_send_wr > params_.max_qp_wr ||
       (own_rq && (caps.max_recv_wr == 0 || caps.max_recv_wr > params_.max_qp_wr)))
     throw std::invalid_argument("queue depths must be 1.." + std::to_string(params_.max_qp_wr));
-  if (!own_rq && caps.srq >= recv_.srq_count())
+  if (!own_rq && caps.srq >= stages_->recv.srq_count())
     throw std::invalid_argument("no SRQ " + std::to_string(caps.srq));
   if (caps.max_inline_data > params_.max_inline_data_bytes)
     throw std::invalid_argument("max_inline_data above the device's " + std::to_string(params_.max_inline_data_bytes) +
                                 " bytes");
-  if (send_cq >= completions_.cq_count() || recv_cq >= completions_.cq_count())
+  if (send_cq >= stages_->completions.cq_count() || recv_cq >= stages_->completions.cq_count())
     throw std::invalid_argument("no such CQ");
   Qp qp;
   qp.type = type;
@@ -47,23 +47,23 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   qp.sq.address = memory_.allocate(qp.sq.bytes);
   qp.sq.slots.resize(caps.max_send_wr);
   qp.req.wqes.resize(caps.max_send_wr);
-  qp.resp.rq = own_rq ? recv_.create(caps.max_recv_wr, qp.index) : recv_.attach(caps.srq, qp.index);
+  qp.resp.rq = own_rq ? stages_->recv.create(caps.max_recv_wr, qp.index) : stages_->recv.attach(caps.srq, qp.index);
   qp.resp.atomic_results.resize(std::max<std::uint32_t>(params_.max_qp_dest_rd_atom, 1));
-  contexts_.create(qp.index);
+  stages_->contexts.create(qp.index);
   qps_.push_back(std::move(qp));
   return qps_.back().qpn;
 }
 
 std::uint32_t Hca::create_srq(std::uint32_t depth) {
-  return recv_.create_srq(depth);
+  return stages_->recv.create_srq(depth);
 }
 
 void Hca::arm_srq_limit(std::uint32_t srq, std::uint32_t limit, sim::Signal* signal) {
-  recv_.arm_srq_limit(srq, limit, signal);
+  stages_->recv.arm_srq_limit(srq, limit, signal);
 }
 
 std::uint64_t Hca::srq_limit_events(std::uint32_t srq) const {
-  return recv_.srq_limit_events(srq);
+  return stages_->recv.srq_limit_events(srq);
 }
 
 verbs::QpState Hca::qp_state(std::uint32_t qpn) const {
@@ -71,13 +71,13 @@ verbs::QpState Hca::qp_state(std::uint32_t qpn) const {
 }
 
 std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpState state, const verbs::QpAttr& attr) {
-  Qp* found = find_qp(qpn);
+  Qp* found = stages_->core.find_qp(qpn);
   if (found == nullptr)
     return "no QP " + std::to_string(qpn);
   Qp& qp = *found;
   using S = verbs::QpState;
   if (state == S::error) {
-    fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
+    stages_->requester.fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
     return "";
   }
   const bool connected = qp.type != verbs::QpType::ud;
@@ -85,7 +85,7 @@ std::string Hca::modify_qp(sim::Simulator& sim, std::uint32_t qpn, verbs::QpStat
   case S::init:
     if (qp.state != S::reset)
       return "INIT: expected a QP in RESET";
-    if (attr.port < 1 || attr.port > tx_.ports().size())
+    if (attr.port < 1 || attr.port > stages_->tx.ports().size())
       return "INIT: port " + std::to_string(attr.port) + " does not exist";
     qp.attr.port = attr.port;
     qp.attr.qkey = attr.qkey;
@@ -185,7 +185,7 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
   if (posted == 0)
     return result;
   // One doorbell per post: BlueFlame copies a lone small WQE through write-combining MMIO instead.
-  const DmaHandle op = core_.new_op(sim, Purpose::doorbell, qp.index);
+  const DmaHandle op = stages_->core.new_op(sim, Purpose::doorbell, qp.index);
   ops_[op].count = qp.sq.posted;
   const bool blueflame = qp.caps.blueflame && posted == 1 && last_wqe_bytes <= params_.blueflame_buffer_bytes;
   ops_[op].blueflame = blueflame;
@@ -210,29 +210,29 @@ verbs::PostResult Hca::post_recv(sim::Simulator& sim, std::uint32_t qpn, std::sp
   (void)sim;
   Qp& qp = qp_by_qpn(qpn);
   if (qp.state == verbs::QpState::reset || qp.state == verbs::QpState::error ||
-      recv_.shared(qp.resp.rq)) // a QP on an SRQ has no receive queue of its own (EINVAL)
+      stages_->recv.shared(qp.resp.rq)) // a QP on an SRQ has no receive queue of its own (EINVAL)
     return {verbs::PostError::invalid_state, 0};
-  return recv_.post(qp.resp.rq, wrs);
+  return stages_->recv.post(qp.resp.rq, wrs);
 }
 
 verbs::PostResult Hca::post_srq_recv(sim::Simulator& sim, std::uint32_t srq, std::span<const verbs::RecvWr> wrs) {
   (void)sim;
-  return recv_.post(recv_.srq_queue(srq), wrs);
+  return stages_->recv.post(stages_->recv.srq_queue(srq), wrs);
 }
 
 int Hca::poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out) {
-  return completions_.poll(cq, out, [this](const CqEntry& e) {
+  return stages_->completions.poll(cq, out, [this](const CqEntry& e) {
     Qp& qp = qps_[e.qp_index];
     // A completion frees its WQE and every unsignaled one before it.
     if (e.is_send)
       qp.sq.freed = std::max(qp.sq.freed, e.wqe_index + 1);
     else
-      recv_.complete(qp.resp.rq, e.wqe_index);
+      stages_->recv.complete(qp.resp.rq, e.wqe_index);
   });
 }
 
 std::uint32_t Hca::cq_ready(std::uint32_t cq) const {
-  return completions_.ready(cq);
+  return stages_->completions.ready(cq);
 }
 
 } // namespace ib::hca

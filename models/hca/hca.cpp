@@ -1,5 +1,5 @@
 // Wiring and event dispatch: each event and each finished PCIe transaction goes to the stage it is for; what
-// waited for a QP's context resumes; the send engines' time for a packet's headers.
+// waited for a QP's context resumes.
 #include "models/hca/hca.h"
 
 #include <algorithm>
@@ -43,36 +43,28 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
          std::uint32_t component_id, Wire& wire, pcie::HostMemory& memory)
     : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
       bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
-      core_{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_}, contexts_(core_), recv_(core_), atomics_(core_),
-      completions_(core_), tx_(core_, *this) {
-  send_engines_.resize(params.send_engines);
-  receive_engines_.resize(params.receive_engines);
-}
+      stages_(std::make_unique<Stages>(Core{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_})) {}
 
 Hca::~Hca() = default;
 
 link::Port& Hca::port(std::uint8_t number) {
-  return tx_.port(number - 1u).port;
+  return stages_->tx.port(number - 1u).port;
 }
 void Hca::set_lid(std::uint8_t port_number, std::uint16_t lid) {
-  tx_.port(port_number - 1u).lid = lid;
+  stages_->tx.port(port_number - 1u).lid = lid;
 }
 std::uint16_t Hca::lid(std::uint8_t port_number) const {
-  return tx_.port(port_number - 1u).lid;
+  return stages_->tx.port(port_number - 1u).lid;
 }
 
 void Hca::set_sl_to_vl(std::uint8_t port_number, const std::array<std::uint8_t, 16>& table) {
-  PortState& p = tx_.port(port_number - 1u);
+  PortState& p = stages_->tx.port(port_number - 1u);
   p.sl_to_vl = table;
   p.sl_to_vl_set = true;
 }
 
-Qp* Hca::find_qp(std::uint32_t qpn) {
-  const std::uint32_t index = qpn - 2;
-  return qpn >= 2 && index < qps_.size() ? &qps_[index] : nullptr;
-}
 Qp& Hca::qp_by_qpn(std::uint32_t qpn) {
-  Qp* qp = find_qp(qpn);
+  Qp* qp = stages_->core.find_qp(qpn);
   if (qp == nullptr)
     throw std::invalid_argument("no QP " + std::to_string(qpn));
   return *qp;
@@ -80,6 +72,22 @@ Qp& Hca::qp_by_qpn(std::uint32_t qpn) {
 const Qp& Hca::qp_by_qpn(std::uint32_t qpn) const {
   return const_cast<Hca*>(this)->qp_by_qpn(qpn);
 }
+std::uint64_t Hca::responder_bytes_placed() const {
+  return stages_->responder.bytes_placed();
+}
+std::uint64_t Hca::requester_bytes_completed() const {
+  return stages_->requester.bytes_completed();
+}
+std::uint32_t Hca::failed_qps() const {
+  return stages_->requester.failed_qps();
+}
+void Hca::drop_next_received(std::uint32_t count) {
+  stages_->responder.drop_next_received(count);
+}
+std::uint64_t Hca::packets_dropped_by_fault() const {
+  return stages_->responder.packets_dropped_by_fault();
+}
+
 std::uint32_t Hca::qp_count() const {
   return static_cast<std::uint32_t>(qps_.size());
 }
@@ -143,7 +151,7 @@ void Hca::trace_op(const sim::Simulator& sim, const DmaOp& op) {
   // A receive WQE read belongs to its queue's QP (an SRQ's go on the track of the first QP it serves).
   std::uint32_t qp_index = op.qp;
   if (op.purpose == Purpose::recv_wqe_fetch) {
-    qp_index = recv_.trace_qp(op.qp);
+    qp_index = stages_->recv.trace_qp(op.qp);
   }
   const std::uint32_t qpn = cqe ? op.cqe.wc.qp_num : qp_index + 2;
   if (!tracer_->wants(component_id_, qpn, op.issued, sim.now()))
@@ -164,27 +172,7 @@ void Hca::trace_program(const sim::Simulator& sim, std::uint32_t qpn, std::strin
 
 void Hca::set_tracer(sim::Tracer* tracer) {
   tracer_ = tracer;
-  tx_.set_tracer(tracer);
-}
-
-link::PacketHandle Hca::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
-                                   std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn) {
-  const link::PacketHandle h = wire_.packets.acquire();
-  link::Packet& p = wire_.packets[h];
-  const auto transport = qp.type == verbs::QpType::rc   ? link::Transport::rc
-                         : qp.type == verbs::QpType::uc ? link::Transport::uc
-                                                        : link::Transport::ud;
-  p.transport = transport;
-  p.opcode = opcode;
-  p.payload_bytes = payload;
-  p.wire_bytes = link::wire_bytes(transport, opcode, payload, false);
-  p.slid = tx_.port(0).lid;
-  p.dlid = dlid;
-  p.sl = sl;
-  p.dest_qpn = dest_qpn;
-  p.psn = psn & psn_mask;
-  p.transport_headers = wire_.headers.acquire().value;
-  return h;
+  stages_->tx.set_tracer(tracer);
 }
 
 void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
@@ -195,44 +183,44 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
   switch (static_cast<Kind>(event.kind)) {
   case Kind::packet_arrives: {
     const link::PacketHandle packet{event.handle};
-    on_packet_arrives(sim, tx_.port(wire_.packets[packet].in_port - 1u), packet);
+    stages_->responder.on_packet_arrives(sim, stages_->tx.port(wire_.packets[packet].in_port - 1u), packet);
     return;
   }
   case Kind::flow_control_arrives: {
-    PortState& p = tx_.port(link::Port::port_of(event) - 1u);
+    PortState& p = stages_->tx.port(link::Port::port_of(event) - 1u);
     p.port.on_flow_control_arrives(sim);
-    tx_.try_transmit(sim, p);
+    stages_->tx.try_transmit(sim, p);
     return;
   }
   case Kind::flow_control_refresh:
-    tx_.port(link::Port::port_of(event) - 1u).port.on_flow_control_refresh(sim);
+    stages_->tx.port(link::Port::port_of(event) - 1u).port.on_flow_control_refresh(sim);
     return;
   case Kind::tx_done:
-    tx_.on_tx_done(sim, tx_.port(event.handle));
+    stages_->tx.on_tx_done(sim, stages_->tx.port(event.handle));
     return;
   case Kind::tx_wake:
-    tx_.on_wake(sim, event.handle, event.generation);
+    stages_->tx.on_wake(sim, event.handle, event.generation);
     return;
   case Kind::doorbell_ready:
-    on_doorbell(sim, DmaHandle{event.handle});
+    stages_->requester.on_doorbell(sim, DmaHandle{event.handle});
     return;
   case Kind::wqe_processed:
-    on_wqe_processed(sim, qps_[event.handle]);
+    stages_->requester.on_wqe_processed(sim, qps_[event.handle]);
     return;
   case Kind::rx_processed:
-    on_rx_processed(sim, link::PacketHandle{event.handle});
+    stages_->responder.on_rx_processed(sim, link::PacketHandle{event.handle});
     return;
   case Kind::cqe_ready:
-    completions_.on_built(sim, DmaHandle{event.handle});
+    stages_->completions.on_built(sim, DmaHandle{event.handle});
     return;
   case Kind::retry_timer:
-    on_retry_timer(sim, qps_[event.handle]);
+    stages_->requester.on_retry_timer(sim, qps_[event.handle]);
     return;
   case Kind::rnr_timer:
-    on_rnr_timer(sim, qps_[event.handle]);
+    stages_->requester.on_rnr_timer(sim, qps_[event.handle]);
     return;
   case Kind::atomic_issue:
-    atomics_.issue(sim, DmaHandle{event.handle});
+    stages_->atomics.issue(sim, DmaHandle{event.handle});
     return;
   case Kind::first_bus_kind:
     break;
@@ -255,17 +243,17 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     trace_op(sim, op);
   switch (op.purpose) {
   case Purpose::wqe_fetch:
-    on_wqe_fetch_done(sim, h); // requester
+    stages_->requester.on_wqe_fetch_done(sim, h); // requester
     return;
   case Purpose::payload_read:
-    tx_.on_payload_read_done(sim, h); // transmitter
+    stages_->tx.on_payload_read_done(sim, h); // transmitter
     return;
   case Purpose::recv_wqe_fetch: {
     const std::uint32_t rq = op.qp; // receive queues
     ops_.release(h);
-    recv_.on_fetched(sim, rq, [&](std::uint32_t qp) {
+    stages_->recv.on_fetched(sim, rq, [&](std::uint32_t qp) {
       if (!qps_[qp].resp.parked.empty())
-        drain_parked(sim, qps_[qp]);
+        stages_->responder.drain_parked(sim, qps_[qp]);
     });
     return;
   }
@@ -276,7 +264,7 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     return;
   }
   case Purpose::atomic_read:
-    atomics_.on_read_done(sim, h); // responder's atomic unit
+    stages_->atomics.on_read_done(sim, h); // responder's atomic unit
     return;
   default:
     throw sim::InvariantViolation("hca-dma", "hca", "a read completed for a transaction that is not a read", "");
@@ -293,11 +281,11 @@ void Hca::dma_write_done(sim::Simulator& sim, std::uint32_t token) {
   case Purpose::place_response:
   case Purpose::place_atomic:
     // The data has left the HCA: its IB receive buffer is free again.
-    consume_packet(sim, op.packet);
+    stages_->responder.consume_packet(sim, op.packet);
     op.packet = link::PacketHandle{};
     return;
   case Purpose::atomic_write:
-    on_atomic_write_done(sim, h); // responder's atomic unit
+    stages_->responder.on_atomic_write_done(sim, h); // responder's atomic unit
     return;
   default:
     return; // CQE writes finish when visible
@@ -319,29 +307,22 @@ void Hca::dma_write_visible(sim::Simulator& sim, std::uint32_t token) {
   }
   if (tracer_ != nullptr)
     trace_op(sim, op);
-  completions_.on_visible(h); // completion writer
+  stages_->completions.on_visible(h); // completion writer
 }
 
 // ---- What waited for a QP context.
 
 void Hca::on_context_read(sim::Simulator& sim, Qp& qp) {
-  contexts_.on_read(qp.index);
+  stages_->contexts.on_read(qp.index);
   // What waited goes on in arrival order: the fetched WQEs, then the received packets.
   if (qp.wqes_waiting > 0) {
     const std::uint32_t count = qp.wqes_waiting;
     qp.wqes_waiting = 0;
-    process_wqes(sim, qp, count);
+    stages_->requester.process_wqes(sim, qp, count);
   }
   for (; !qp.rx_waiting.empty(); qp.rx_waiting.pop_front())
-    receive_packet(sim, qp, qp.rx_waiting.front());
-  contexts_.read_queued(sim);
-}
-
-// ---- The send engines.
-
-sim::Time Hca::engine_build_time(sim::Simulator& sim, Qp& qp) {
-  contexts_.touch(qp.index); // the engine holds it while it works for the QP: a use, never a miss
-  return send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.tx_packet_processing);
+    stages_->responder.receive_packet(sim, qp, qp.rx_waiting.front());
+  stages_->contexts.read_queued(sim);
 }
 
 std::string Hca::check_quiescent() const {
@@ -353,7 +334,7 @@ std::string Hca::check_quiescent() const {
              " send work requests never completed";
     if (!qp.resp.parked.empty())
       return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
-    if (contexts_.loading(qp.index) || !qp.rx_waiting.empty())
+    if (stages_->contexts.loading(qp.index) || !qp.rx_waiting.empty())
       return "QP " + std::to_string(qp.qpn) + ": still waiting for its context";
     if (!qp.resp.claims.empty())
       return "QP " + std::to_string(qp.qpn) + ": receive WQEs claimed by messages never placed";
@@ -363,7 +344,7 @@ std::string Hca::check_quiescent() const {
       return "QP " + std::to_string(qp.qpn) + ": " + std::to_string(qp.counters.rc_messages_accepted) +
              " messages accepted but " + std::to_string(qp.counters.messages_received) + " delivered";
   }
-  for (const PortState& p : tx_.ports())
+  for (const PortState& p : stages_->tx.ports())
     if (!p.data.empty() || !p.control.empty())
       return "port " + std::to_string(p.index + 1) + ": packets still queued";
   if (!bus_->idle())

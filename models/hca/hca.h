@@ -29,22 +29,16 @@
 #include <string>
 #include <vector>
 
-#include "models/hca/atomic_unit.h"
-#include "models/hca/completion_writer.h"
-#include "models/hca/core.h"
-#include "models/hca/engines.h"
 #include "models/hca/params.h"
-#include "models/hca/qp_contexts.h"
-#include "models/hca/receive_queues.h"
-#include "models/hca/transmitter.h"
 #include "models/hca/verbs.h"
 #include "models/link/link.h"
+#include "models/link/packet.h"
+#include "models/link/port.h"
 #include "models/pcie/bus.h"
 #include "models/pcie/host_memory.h"
 #include "models/pcie/params.h"
 #include "sim/host_runtime.h"
 #include "sim/pool.h"
-#include "sim/ring.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
 
@@ -211,13 +205,13 @@ public:
   std::vector<RcConnection> rc_connections() const;
   /// Bytes of SEND and WRITE payload this HCA placed in host memory as a responder, and requested ones it sent
   /// and had completed successfully: summed over a fabric, the two must agree.
-  std::uint64_t responder_bytes_placed() const { return responder_bytes_placed_; }
-  std::uint64_t requester_bytes_completed() const { return requester_bytes_completed_; }
+  std::uint64_t responder_bytes_placed() const;
+  std::uint64_t requester_bytes_completed() const;
   /// QPs that went to the error state (their partial messages make the two byte counts differ).
-  std::uint32_t failed_qps() const { return failed_qps_; }
+  std::uint32_t failed_qps() const;
   /// Test hook (fault injection): the next `count` data packets this HCA receives are dropped on arrival.
-  void drop_next_received(std::uint32_t count) { drop_next_ += count; }
-  std::uint64_t packets_dropped_by_fault() const { return dropped_by_fault_; }
+  void drop_next_received(std::uint32_t count);
+  std::uint64_t packets_dropped_by_fault() const;
   /// Every posted send WR completed (or flushed) and nothing left in flight on the HCA: "" or what is left.
   std::string check_quiescent() const;
 
@@ -228,68 +222,15 @@ public:
   void mmio_arrived(sim::Simulator& sim, std::uint32_t token) override;
 
 private:
-  // The transmitter takes packets from the requester's and responder's builders, and tells the requester when its
-  // packets leave.
-  friend class Transmitter;
-
   // hca.cpp: wiring, events, the routing of each finished transaction back to its stage.
   Qp& qp_by_qpn(std::uint32_t qpn);
   const Qp& qp_by_qpn(std::uint32_t qpn) const;
-  Qp* find_qp(std::uint32_t qpn);
   void trace_op(const sim::Simulator& sim, const DmaOp& op);
   static constexpr std::uint32_t pcie_track = 1'000'000;    ///< trace threads: PCIe work per QP
   static constexpr std::uint32_t program_track = 2'000'000; ///< and the program's verbs calls per QP
-  link::PacketHandle new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
-                                std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn);
-  /// When the QP's send engine will have built the headers of a packet it starts on now.
-  sim::Time engine_build_time(sim::Simulator& sim, Qp& qp);
 
   /// Its context is on the adapter: what waited for it goes on.
   void on_context_read(sim::Simulator& sim, Qp& qp);
-  /// Hands `count` fetched WQEs to the send engines.
-  void process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count);
-  /// A received packet to the receive engines.
-  void receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-
-  // requester.cpp: doorbells, WQE fetch and processing, packet building, ACK handling, retries, completions.
-  void on_doorbell(sim::Simulator& sim, DmaHandle op);
-  void on_wqe_fetch_done(sim::Simulator& sim, DmaHandle op);
-  void fetch_wqes(sim::Simulator& sim, Qp& qp);
-  void on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count);
-  void process_next_wqe(sim::Simulator& sim, Qp& qp);
-  void on_wqe_processed(sim::Simulator& sim, Qp& qp);
-  bool requester_can_build(const Qp& qp) const;
-  void build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp);
-  void on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
-  /// The last packet of a request has left the port.
-  void on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
-  void on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h);
-  void on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-  void acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
-  void complete_requests(sim::Simulator& sim, Qp& qp);
-  void rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
-  void arm_retry_timer(sim::Simulator& sim, Qp& qp);
-  void on_retry_timer(sim::Simulator& sim, Qp& qp);
-  void on_rnr_timer(sim::Simulator& sim, Qp& qp);
-  void fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status);
-
-  // responder.cpp: received packets.
-  void on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle packet);
-  void on_rx_processed(sim::Simulator& sim, link::PacketHandle packet);
-  void respond(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-  void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
-  /// Claims the next RECV WQE of the QP's receive queue for an accepted message; false if none is posted.
-  bool claim_recv(sim::Simulator& sim, Qp& qp);
-  void drain_parked(sim::Simulator& sim, Qp& qp);
-  void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address, Purpose purpose);
-  void consume_packet(sim::Simulator& sim, link::PacketHandle packet);
-  void send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn);
-  void start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h);
-  bool responder_can_build(const Qp& qp) const;
-  void build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp);
-  void start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request);
-  void on_atomic_write_done(sim::Simulator& sim, DmaHandle op);
-  void finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h);
 
   Params params_;
   pcie::HostParams host_;
@@ -301,21 +242,10 @@ private:
   std::vector<Qp> qps_;
   sim::Pool<DmaOp, 256> ops_; // per HCA: small chunks (see pcie::Bus)
   PcieCounters pcie_;
-  Core core_; ///< the above, as the stages see them
-  // The pipeline's stages.
-  QpContexts contexts_;
-  ReceiveQueues recv_;
-  AtomicUnit atomics_;
-  CompletionWriter completions_;
-  Transmitter tx_;
-  // The engines, and what the requester and responder (not yet stages of their own) keep.
-  EnginePool send_engines_;
-  EnginePool receive_engines_;
-  std::uint32_t drop_next_ = 0;
-  std::uint64_t dropped_by_fault_ = 0;
-  std::uint64_t responder_bytes_placed_ = 0;
-  std::uint64_t requester_bytes_completed_ = 0;
-  std::uint32_t failed_qps_ = 0;
+  /// The pipeline's stages and the Core they share (the above, as they see it); defined in hca_state.h, so that this
+  /// header shows none of them.
+  struct Stages;
+  std::unique_ptr<Stages> stages_;
   struct Watch {
     std::uint64_t address;
     std::uint64_t writes;

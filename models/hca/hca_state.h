@@ -1,11 +1,21 @@
-// The HCA's private state, shared by its implementation files (hca.cpp, requester.cpp, responder.cpp,
-// driver.cpp). Not part of the model's public interface.
+// The HCA's private state, shared by its implementation files: the QPs' per-stage state, the DMA transactions, and
+// the stages as the Hca holds them. Not part of the model's public interface.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
+#include "models/hca/atomic_unit.h"
+#include "models/hca/completion_writer.h"
+#include "models/hca/core.h"
+#include "models/hca/engines.h"
 #include "models/hca/hca.h"
+#include "models/hca/qp_contexts.h"
+#include "models/hca/receive_queues.h"
+#include "models/hca/requester.h"
+#include "models/hca/responder.h"
+#include "models/hca/transmitter.h"
+#include "sim/ring.h"
 
 namespace ib::hca {
 
@@ -82,7 +92,7 @@ struct SendQueue {
 };
 
 /// The requester's transport state (IBA vol 1 §9.7, the requester's side) and its place in the send pipeline.
-struct Requester {
+struct RequesterState {
   std::uint32_t processing = 0;    ///< WQEs handed to the send engines
   std::uint32_t processed = 0;     ///< WQEs the send engines have finished with
   bool on_engine = false;          ///< one of them is being processed now
@@ -106,7 +116,7 @@ struct Requester {
 
 /// The responder's state (IBA vol 1 §9.7, the responder's side): PSN checks, the message being placed, the RECV
 /// WQEs its messages claimed, and the READs and atomics it serves.
-struct Responder {
+struct ResponderState {
   std::uint32_t expected_psn = 0;
   std::uint32_t msn = 0;
   bool nak_sent = false;
@@ -139,8 +149,8 @@ struct Qp {
   std::uint32_t mtu = 4096;
 
   SendQueue sq;
-  Requester req;
-  Responder resp;
+  RequesterState req;
+  ResponderState resp;
 
   // What waits for its context to be read (QpContexts).
   std::uint32_t wqes_waiting = 0;           ///< WQEs fetched, not yet handed to the send engines
@@ -164,6 +174,11 @@ struct DmaOp {
   CqEntry cqe;
 };
 
+inline Qp* Core::find_qp(std::uint32_t qpn) {
+  const std::uint32_t index = qpn - 2; // QP0 and QP1 are the management QPs
+  return qpn >= 2 && index < qps.size() ? &qps[index] : nullptr;
+}
+
 inline DmaHandle Core::new_op(const sim::Simulator& sim, Purpose purpose, std::uint32_t qp) {
   const DmaHandle h = ops.acquire();
   DmaOp& op = ops[h];
@@ -181,5 +196,23 @@ inline void Core::free_packet(link::PacketHandle packet) {
   wire.headers.release(sim::Handle<TransportHeaders>{wire.packets[packet].transport_headers});
   wire.packets.release(packet);
 }
+
+/// The pipeline's stages (docs/models/hca.md, "Code structure"), each wired to the ones it calls.
+struct Hca::Stages {
+  Core core;
+  QpContexts contexts;
+  ReceiveQueues recv;
+  AtomicUnit atomics;
+  CompletionWriter completions;
+  Transmitter tx;
+  SendEngines send_engines; ///< the requester's, and the responder's for READ responses
+  Requester requester;
+  Responder responder;
+
+  explicit Stages(const Core& shared)
+      : core(shared), contexts(core), recv(core), atomics(core), completions(core), tx(core, requester, responder),
+        send_engines(core.params, contexts), requester(core, contexts, send_engines, tx, completions, responder),
+        responder(core, contexts, send_engines, tx, recv, atomics, completions, requester) {}
+};
 
 } // namespace ib::hca

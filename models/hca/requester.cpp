@@ -1,10 +1,13 @@
 // The requester: doorbells and BlueFlame, WQE fetch and processing on the QP's send engine, request packets at
 // the path MTU, and, for RC, acknowledgements, READ and atomic responses, go-back-N on sequence NAKs and
-// timeouts, RNR waits, and completions in WQE order.
+// timeouts, RNR waits, and completions in WQE order; a QP's move to the error state.
+#include "models/hca/requester.h"
+
 #include <algorithm>
 
 #include "models/hca/hca.h"
 #include "models/hca/hca_state.h"
+#include "models/hca/responder.h"
 #include "sim/errors.h"
 
 namespace ib::hca {
@@ -70,12 +73,14 @@ verbs::WcOpcode completion_opcode(WrOpcode op) {
 
 } // namespace
 
-void Hca::on_doorbell(sim::Simulator& sim, DmaHandle h) {
-  DmaOp& op = ops_[h];
-  Qp& qp = qps_[op.qp];
+// ---- The send queue's intake.
+
+void Requester::on_doorbell(sim::Simulator& sim, DmaHandle h) {
+  DmaOp& op = core_.ops[h];
+  Qp& qp = core_.qps[op.qp];
   const std::uint32_t producer = op.count;
   const bool blueflame = op.blueflame;
-  ops_.release(h);
+  core_.ops.release(h);
   if (qp.state == verbs::QpState::error)
     return;
   if (static_cast<std::int32_t>(producer - qp.sq.doorbell_producer) > 0)
@@ -89,14 +94,14 @@ void Hca::on_doorbell(sim::Simulator& sim, DmaHandle h) {
   fetch_wqes(sim, qp);
 }
 
-void Hca::on_wqe_fetch_done(sim::Simulator& sim, DmaHandle h) {
-  Qp& qp = qps_[ops_[h].qp];
-  const std::uint32_t count = ops_[h].count;
-  ops_.release(h);
+void Requester::on_wqe_fetch_done(sim::Simulator& sim, DmaHandle h) {
+  Qp& qp = core_.qps[core_.ops[h].qp];
+  const std::uint32_t count = core_.ops[h].count;
+  core_.ops.release(h);
   on_wqes_fetched(sim, qp, count);
 }
 
-void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
+void Requester::fetch_wqes(sim::Simulator& sim, Qp& qp) {
   if (qp.sq.fetching || qp.sq.fetched == qp.sq.doorbell_producer)
     return;
   // One DMA read for the new WQEs that lie contiguously in the ring.
@@ -113,14 +118,14 @@ void Hca::fetch_wqes(sim::Simulator& sim, Qp& qp) {
   }
   qp.sq.fetching = true;
   const DmaHandle h = core_.new_op(sim, Purpose::wqe_fetch, qp.index);
-  ops_[h].count = count;
-  ops_[h].bytes = bytes;
-  ++pcie_.wqe_fetches;
-  pcie_.wqe_fetch_bytes += bytes;
-  bus_->dma_read(sim, first.address, bytes, h.value);
+  core_.ops[h].count = count;
+  core_.ops[h].bytes = bytes;
+  ++core_.pcie.wqe_fetches;
+  core_.pcie.wqe_fetch_bytes += bytes;
+  core_.bus.dma_read(sim, first.address, bytes, h.value);
 }
 
-void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
+void Requester::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   qp.sq.fetching = false;
   const std::uint32_t depth = qp.caps.max_send_wr;
   for (std::uint32_t k = 0; k < count; ++k) {
@@ -139,22 +144,22 @@ void Hca::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   fetch_wqes(sim, qp);
 }
 
-void Hca::process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
+void Requester::process_wqes(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   qp.req.processing += count;
   process_next_wqe(sim, qp);
 }
 
-void Hca::process_next_wqe(sim::Simulator& sim, Qp& qp) {
+void Requester::process_next_wqe(sim::Simulator& sim, Qp& qp) {
   // The send engines parse a QP's WQEs one after another, one at a time: reserving them all at once would put the
   // headers of the first WQE's packets behind the parsing of the last.
   if (qp.req.on_engine || qp.req.processed == qp.req.processing)
     return;
   qp.req.on_engine = true;
-  const sim::Time t = send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.wqe_processing);
-  sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::wqe_processed), qp.index);
+  const sim::Time t = send_engines_.process_wqe(sim.now(), qp.req.tx_busy);
+  sim.schedule(t, core_.self, static_cast<std::uint8_t>(Hca::Kind::wqe_processed), qp.index);
 }
 
-void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
+void Requester::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
   qp.req.on_engine = false;
   if (qp.state == verbs::QpState::error || qp.req.processed == qp.req.processing)
     return;
@@ -175,14 +180,16 @@ void Hca::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
   process_next_wqe(sim, qp);
 }
 
-bool Hca::requester_can_build(const Qp& qp) const {
+// ---- Request packets, acknowledgements, retries, completions.
+
+bool Requester::can_build(const Qp& qp) const {
   if (qp.state != verbs::QpState::rts || qp.req.rnr_waiting || qp.req.cursor_wqe == qp.req.processed)
     return false;
   const WrOpcode op = qp.sq.slots[qp.req.cursor_wqe % qp.caps.max_send_wr].wr.opcode;
   return !is_read_like(op) || qp.req.reads_outstanding < qp.attr.max_rd_atomic;
 }
 
-void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
+void Requester::build_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   const std::uint32_t depth = qp.caps.max_send_wr;
   const std::uint32_t index = qp.req.cursor_wqe;
   const SendSlot& slot = qp.sq.slots[index % depth];
@@ -206,9 +213,9 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
     payload = std::min(qp.mtu, wr.length_bytes - i * qp.mtu);
   }
   const bool ud = qp.type == verbs::QpType::ud;
-  const link::PacketHandle packet = new_packet(qp, ud ? wr.ah.dlid : qp.attr.dest_lid, ud ? wr.ah.sl : qp.attr.sl,
-                                               opcode, payload, psn, ud ? wr.remote_qpn : qp.attr.dest_qpn);
-  link::Packet& p = wire_.packets[packet];
+  const link::PacketHandle packet = tx_.new_packet(qp, ud ? wr.ah.dlid : qp.attr.dest_lid, ud ? wr.ah.sl : qp.attr.sl,
+                                                   opcode, payload, psn, ud ? wr.remote_qpn : qp.attr.dest_qpn);
+  link::Packet& p = core_.wire.packets[packet];
   TransportHeaders& h = core_.headers_of(packet);
   const bool last = i + 1 == w.packets;
   if ((is_write(wr.opcode) && i == 0) || wr.opcode == WrOpcode::rdma_read || is_atomic(wr.opcode)) {
@@ -220,7 +227,7 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   h.swap = wr.swap;
   h.src_qpn = qp.qpn;
   h.qkey = wr.remote_qkey;
-  const std::uint32_t interval = params_.ack_request_interval_packets;
+  const std::uint32_t interval = core_.params.ack_request_interval_packets;
   p.ack_request = qp.type == verbs::QpType::rc && (last || (interval > 0 && (i + 1) % interval == 0));
 
   const TxHandle th = tx_.new_entry();
@@ -230,11 +237,11 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   entry.generation = qp.req.tx_generation;
   entry.wqe_index = index;
   entry.payload_bytes = payload;
-  entry.ready_at = engine_build_time(sim, qp);
+  entry.ready_at = send_engines_.build_headers(sim.now(), qp.index, qp.req.tx_busy);
   entry.is_request = true;
   entry.last_of_message = last;
   entry.payload_in = payload == 0 || wr.inline_data;
-  if (payload > 0 && wr.inline_data && memory_.keeps_contents())
+  if (payload > 0 && wr.inline_data && core_.memory.keeps_contents())
     h.payload.assign(slot.inline_bytes.begin() + i * qp.mtu, slot.inline_bytes.begin() + i * qp.mtu + payload);
   tx_.queue(sim, port, th, wr.local_address + std::uint64_t{i} * qp.mtu);
 
@@ -257,10 +264,10 @@ void Hca::build_request_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   }
 }
 
-void Hca::on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
+void Requester::on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
   if (qp.type != verbs::QpType::rc)
     return;
-  const link::Packet& p = wire_.packets[entry.packet];
+  const link::Packet& p = core_.wire.packets[entry.packet];
   const WqeState& w = qp.req.wqes[entry.wqe_index % qp.caps.max_send_wr];
   const WrOpcode op = qp.sq.slots[entry.wqe_index % qp.caps.max_send_wr].wr.opcode;
   const std::uint32_t last_psn = op == WrOpcode::rdma_read ? psn_add(p.psn, w.psn_count - 1) : p.psn;
@@ -270,7 +277,7 @@ void Hca::on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
     arm_retry_timer(sim, qp);
 }
 
-void Hca::on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
+void Requester::on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
   // UC and UD requests complete when their last packet has left.
   if (qp.type == verbs::QpType::rc || entry.generation != qp.req.tx_generation)
     return;
@@ -278,18 +285,18 @@ void Hca::on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
   complete_requests(sim, qp);
 }
 
-void Hca::arm_retry_timer(sim::Simulator& sim, Qp& qp) {
+void Requester::arm_retry_timer(sim::Simulator& sim, Qp& qp) {
   if (qp.attr.timeout == 0) // infinite
     return;
   qp.req.retry_deadline =
       sim.now() + sim::Time::from_ps(4'096'000) * (std::int64_t{1} << std::min<int>(qp.attr.timeout, 31));
   if (!qp.req.retry_timer_pending) {
     qp.req.retry_timer_pending = true;
-    sim.schedule(qp.req.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
+    sim.schedule(qp.req.retry_deadline, core_.self, static_cast<std::uint8_t>(Hca::Kind::retry_timer), qp.index);
   }
 }
 
-void Hca::on_retry_timer(sim::Simulator& sim, Qp& qp) {
+void Requester::on_retry_timer(sim::Simulator& sim, Qp& qp) {
   qp.req.retry_timer_pending = false;
   // An entry the last ACK left in the calendar, or one that progress pushed back, is not activity (drained_at).
   if (qp.state != verbs::QpState::rts || qp.req.retry_deadline == sim::Time::max()) {
@@ -299,7 +306,7 @@ void Hca::on_retry_timer(sim::Simulator& sim, Qp& qp) {
   if (sim.now() < qp.req.retry_deadline) { // pushed back by progress since it was scheduled
     sim.mark_stale();
     qp.req.retry_timer_pending = true;
-    sim.schedule(qp.req.retry_deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qp.index);
+    sim.schedule(qp.req.retry_deadline, core_.self, static_cast<std::uint8_t>(Hca::Kind::retry_timer), qp.index);
     return;
   }
   qp.req.retry_deadline = sim::Time::max();
@@ -314,7 +321,7 @@ void Hca::on_retry_timer(sim::Simulator& sim, Qp& qp) {
   rewind(sim, qp, psn_add(qp.req.acked_psn, 1));
 }
 
-void Hca::on_rnr_timer(sim::Simulator& sim, Qp& qp) {
+void Requester::on_rnr_timer(sim::Simulator& sim, Qp& qp) {
   if (!qp.req.rnr_waiting || qp.state != verbs::QpState::rts) {
     sim.mark_stale();
     return;
@@ -323,7 +330,7 @@ void Hca::on_rnr_timer(sim::Simulator& sim, Qp& qp) {
   rewind(sim, qp, qp.req.rnr_resume_psn);
 }
 
-void Hca::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
+void Requester::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
   const std::uint32_t depth = qp.caps.max_send_wr;
   // Find the WQE the PSN belongs to among those built; every WQE from there on is built again.
   std::uint32_t index = qp.req.uncompleted;
@@ -355,7 +362,7 @@ void Hca::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
   tx_.activate(sim, qp);
 }
 
-void Hca::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h) {
+void Requester::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h) {
   if (qp.state != verbs::QpState::rts || qp.type != verbs::QpType::rc)
     return;
   switch (static_cast<Aeth>(h.syndrome)) {
@@ -381,7 +388,8 @@ void Hca::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet
     qp.req.rnr_resume_psn = packet.psn;
     qp.req.retry_deadline = sim::Time::max();
     ++qp.req.tx_generation;
-    sim.schedule_in(rnr_timer_duration(h.nak_timer), self_, static_cast<std::uint8_t>(Kind::rnr_timer), qp.index);
+    sim.schedule_in(rnr_timer_duration(h.nak_timer), core_.self, static_cast<std::uint8_t>(Hca::Kind::rnr_timer),
+                    qp.index);
     return;
   case Aeth::nak_invalid_request:
   case Aeth::nak_remote_access:
@@ -393,7 +401,7 @@ void Hca::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet
   }
 }
 
-void Hca::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
+void Requester::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
   if (psn_diff(psn, qp.req.acked_psn) <= 0 || psn_diff(psn, qp.req.highest_sent_psn) > 0)
     return;
   // Requests up to `psn` are acknowledged; a READ or atomic there whose answer is missing stops the advance
@@ -427,10 +435,10 @@ void Hca::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
   complete_requests(sim, qp);
 }
 
-void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
-  const link::Packet& p = wire_.packets[handle];
+void Requester::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+  const link::Packet& p = core_.wire.packets[handle];
   if (qp.state != verbs::QpState::rts || qp.type != verbs::QpType::rc) {
-    consume_packet(sim, handle);
+    responder_.consume_packet(sim, handle);
     return;
   }
   const std::uint32_t depth = qp.caps.max_send_wr;
@@ -444,14 +452,14 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
   }
   if (k == built_end || !qp.req.wqes[k % depth].counted_read) {
     ++qp.counters.duplicates_received; // an answer to a request given up on, or a duplicate
-    consume_packet(sim, handle);
+    responder_.consume_packet(sim, handle);
     return;
   }
   WqeState& w = qp.req.wqes[k % depth];
   const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
   if (p.psn != psn_add(w.first_psn, w.responses_in)) {
     ++qp.counters.dropped; // a gap: the timer asks again
-    consume_packet(sim, handle);
+    responder_.consume_packet(sim, handle);
     return;
   }
   // A response implicitly acknowledges every request before it.
@@ -462,25 +470,25 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
     std::array<std::uint8_t, 8> bytes{};
     for (std::size_t i = 0; i < 8; ++i)
       bytes[i] = static_cast<std::uint8_t>(h.original >> (8 * i));
-    memory_.write(wr.local_address, bytes);
+    core_.memory.write(wr.local_address, bytes);
     const DmaHandle op = core_.new_op(sim, Purpose::place_atomic, qp.index);
-    ops_[op].packet = handle;
-    ++pcie_.payload_writes;
-    pcie_.payload_write_bytes += 8;
-    bus_->dma_write(sim, wr.local_address, 8, op.value);
+    core_.ops[op].packet = handle;
+    ++core_.pcie.payload_writes;
+    core_.pcie.payload_write_bytes += 8;
+    core_.bus.dma_write(sim, wr.local_address, 8, op.value);
     w.responses_in = 1;
   } else {
     const std::uint64_t address = wr.local_address + std::uint64_t{w.responses_in} * qp.mtu;
     if (p.payload_bytes > 0) {
-      if (memory_.keeps_contents())
-        memory_.write(address, h.payload);
+      if (core_.memory.keeps_contents())
+        core_.memory.write(address, h.payload);
       const DmaHandle op = core_.new_op(sim, Purpose::place_response, qp.index);
-      ops_[op].packet = handle;
-      ++pcie_.payload_writes;
-      pcie_.payload_write_bytes += p.payload_bytes;
-      bus_->dma_write(sim, address, p.payload_bytes, op.value);
+      core_.ops[op].packet = handle;
+      ++core_.pcie.payload_writes;
+      core_.pcie.payload_write_bytes += p.payload_bytes;
+      core_.bus.dma_write(sim, address, p.payload_bytes, op.value);
     } else {
-      consume_packet(sim, handle);
+      responder_.consume_packet(sim, handle);
     }
     ++w.responses_in;
   }
@@ -505,13 +513,13 @@ void Hca::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
   }
 }
 
-void Hca::complete_requests(sim::Simulator& sim, Qp& qp) {
+void Requester::complete_requests(sim::Simulator& sim, Qp& qp) {
   const std::uint32_t depth = qp.caps.max_send_wr;
   while (qp.req.uncompleted != qp.req.processed && qp.req.wqes[qp.req.uncompleted % depth].done) {
     const std::uint32_t k = qp.req.uncompleted;
     const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
     if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode)) {
-      requester_bytes_completed_ += wr.length_bytes;
+      bytes_completed_ += wr.length_bytes;
       ++qp.counters.rc_requests_completed;
     }
     if (wr.signaled) {
@@ -527,7 +535,7 @@ void Hca::complete_requests(sim::Simulator& sim, Qp& qp) {
   }
 }
 
-void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
+void Requester::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
   if (qp.state == verbs::QpState::error)
     return;
   qp.state = verbs::QpState::error;
@@ -554,28 +562,7 @@ void Hca::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
   qp.req.uncompleted = qp.sq.posted;
   qp.req.processed = qp.req.processing = qp.req.cursor_wqe = qp.sq.fetched = qp.sq.doorbell_producer = qp.sq.posted;
   qp.req.cursor_packet = 0;
-  // Receive WQEs: the one a message is being placed into, those claimed by accepted messages, and (for the QP's own
-  // queue) every other posted one are flushed; an SRQ keeps its unclaimed WQEs for its other QPs.
-  const auto flush_recv = [&](std::uint32_t k) {
-    verbs::WorkCompletion wc;
-    wc.wr_id = recv_.wqe(qp.resp.rq, k).wr_id;
-    wc.status = verbs::WcStatus::wr_flush_err;
-    wc.opcode = verbs::WcOpcode::recv;
-    wc.qp_num = qp.qpn;
-    completions_.write(sim, qp.recv_cq, wc, qp.index, k, false);
-    ++qp.counters.error_completions;
-  };
-  if (qp.resp.in_message && qp.resp.recv_in_use)
-    flush_recv(qp.resp.recv_index);
-  for (; !qp.resp.claims.empty(); qp.resp.claims.pop_front())
-    flush_recv(qp.resp.claims.front());
-  recv_.flush_unclaimed(qp.resp.rq, flush_recv);
-  qp.resp.in_message = false;
-  qp.resp.recv_in_use = false;
-  while (!qp.resp.parked.empty()) {
-    consume_packet(sim, qp.resp.parked.front());
-    qp.resp.parked.pop_front();
-  }
+  responder_.flush(sim, qp);
 }
 
 } // namespace ib::hca

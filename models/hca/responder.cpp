@@ -1,7 +1,8 @@
-// The receive side: packets from the port through the QP's receive engine; the RC responder's PSN checks
-// (duplicates, sequence NAKs, RNR NAKs), payload placement by DMA write, the receive WQE cache and its reads
-// (a QP's own receive queue or an SRQ), READ responses and
-// atomics; UC and UD receive; and answers for the requester (ACKs, responses).
+// The receive side: packets from the port through the QP's receive engine, answers to the requester; the RC
+// responder's PSN checks (duplicates, sequence NAKs, RNR NAKs), payload placement by DMA write into the receive
+// WQEs the receive queues bring (a QP's own receive queue or an SRQ), READ responses and atomics; UC and UD receive.
+#include "models/hca/responder.h"
+
 #include <algorithm>
 
 #include "models/hca/hca.h"
@@ -54,8 +55,15 @@ bool is_response(Opcode op) {
 
 } // namespace
 
-void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle handle) {
-  link::Packet& p = wire_.packets[handle];
+Responder::Responder(Core& core, QpContexts& contexts, SendEngines& send_engines, Transmitter& tx, ReceiveQueues& recv,
+                     AtomicUnit& atomics, CompletionWriter& completions, Requester& requester)
+    : core_(core), contexts_(contexts), send_engines_(send_engines), tx_(tx), recv_(recv), atomics_(atomics),
+      completions_(completions), requester_(requester) {
+  receive_engines_.resize(core.params.receive_engines);
+}
+
+void Responder::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle handle) {
+  link::Packet& p = core_.wire.packets[handle];
   if (!port.port.on_packet_arrives(sim, p)) {
     core_.free_packet(handle);
     return;
@@ -66,11 +74,11 @@ void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHa
     consume_packet(sim, handle);
     return;
   }
-  Qp* qp = find_qp(p.dest_qpn);
+  Qp* qp = core_.find_qp(p.dest_qpn);
   if (qp == nullptr) { // still takes an engine's time to be found so
     sim::Time no_qp_busy;
-    const sim::Time t = receive_engines_.reserve(sim.now(), no_qp_busy, params_.rx_packet_processing);
-    sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::rx_processed), handle.value);
+    const sim::Time t = receive_engines_.reserve(sim.now(), no_qp_busy, core_.params.rx_packet_processing);
+    sim.schedule(t, core_.self, static_cast<std::uint8_t>(Hca::Kind::rx_processed), handle.value);
     return;
   }
   if (!contexts_.ready(sim, qp->index)) {
@@ -80,21 +88,21 @@ void Hca::on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHa
   receive_packet(sim, *qp, handle);
 }
 
-void Hca::receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+void Responder::receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   // The receive engines check a QP's packets in arrival order (one engine at a time per QP).
-  const sim::Time t = receive_engines_.reserve(sim.now(), qp.resp.rx_busy, params_.rx_packet_processing);
-  sim.schedule(t, self_, static_cast<std::uint8_t>(Kind::rx_processed), handle.value);
+  const sim::Time t = receive_engines_.reserve(sim.now(), qp.resp.rx_busy, core_.params.rx_packet_processing);
+  sim.schedule(t, core_.self, static_cast<std::uint8_t>(Hca::Kind::rx_processed), handle.value);
 }
 
-void Hca::consume_packet(sim::Simulator& sim, link::PacketHandle handle) {
-  const link::Packet& p = wire_.packets[handle];
+void Responder::consume_packet(sim::Simulator& sim, link::PacketHandle handle) {
+  const link::Packet& p = core_.wire.packets[handle];
   tx_.port(p.in_port - 1u).port.release(sim, p.vl, p.wire_bytes);
   core_.free_packet(handle);
 }
 
-void Hca::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
-  const link::Packet& p = wire_.packets[handle];
-  Qp* qp = find_qp(p.dest_qpn);
+void Responder::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
+  const link::Packet& p = core_.wire.packets[handle];
+  Qp* qp = core_.find_qp(p.dest_qpn);
   if (qp == nullptr || qp->state == verbs::QpState::reset || qp->state == verbs::QpState::init) {
     if (qp != nullptr)
       ++qp->counters.dropped;
@@ -103,10 +111,10 @@ void Hca::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
   }
   if (is_response(p.opcode)) {
     if (p.opcode == Opcode::acknowledge) {
-      on_acknowledge(sim, *qp, p, core_.headers_of(handle));
+      requester_.on_acknowledge(sim, *qp, p, core_.headers_of(handle));
       consume_packet(sim, handle);
     } else {
-      on_read_response(sim, *qp, handle);
+      requester_.on_read_response(sim, *qp, handle);
     }
     return;
   }
@@ -118,8 +126,8 @@ void Hca::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
   respond(sim, *qp, handle);
 }
 
-void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
-  const link::Packet& p = wire_.packets[handle];
+void Responder::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+  const link::Packet& p = core_.wire.packets[handle];
   const Opcode op = p.opcode;
   ++qp.counters.packets_received;
 
@@ -167,8 +175,8 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
       } else if (op == Opcode::compare_swap || op == Opcode::fetch_add) {
         for (const AtomicResult& r : qp.resp.atomic_results) {
           if (r.valid && r.psn == p.psn) {
-            const link::PacketHandle ack =
-                new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, p.psn, qp.attr.dest_qpn);
+            const link::PacketHandle ack = tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge,
+                                                          0, p.psn, qp.attr.dest_qpn);
             core_.headers_of(ack).original = r.original;
             core_.headers_of(ack).msn = qp.resp.msn;
             tx_.send_control(sim, qp, ack);
@@ -217,7 +225,7 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
       // Every retry that still finds no RECV is NAKed again; the rest of its message is dropped silently.
       ++qp.counters.rnr_naks_sent;
       const link::PacketHandle nak =
-          new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
+          tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
       core_.headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
       core_.headers_of(nak).nak_timer = qp.attr.min_rnr_timer;
       core_.headers_of(nak).msn = qp.resp.msn;
@@ -244,7 +252,7 @@ void Hca::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   drain_parked(sim, qp);
 }
 
-bool Hca::claim_recv(sim::Simulator& sim, Qp& qp) {
+bool Responder::claim_recv(sim::Simulator& sim, Qp& qp) {
   std::uint32_t index = 0;
   if (!recv_.claim(sim, qp.resp.rq, index))
     return false;
@@ -252,11 +260,11 @@ bool Hca::claim_recv(sim::Simulator& sim, Qp& qp) {
   return true;
 }
 
-void Hca::drain_parked(sim::Simulator& sim, Qp& qp) {
+void Responder::drain_parked(sim::Simulator& sim, Qp& qp) {
   // Packets are placed in order; those of a message whose RECV WQE is not on the HCA yet wait for it.
   while (!qp.resp.parked.empty()) {
     const link::PacketHandle handle = qp.resp.parked.front();
-    const link::Packet& p = wire_.packets[handle];
+    const link::Packet& p = core_.wire.packets[handle];
     if (needs_recv(p.opcode)) {
       const std::uint32_t recv = claims_recv(p.opcode) ? qp.resp.claims.front() : qp.resp.recv_index;
       if (!recv_.on_hca(qp.resp.rq, recv))
@@ -267,8 +275,8 @@ void Hca::drain_parked(sim::Simulator& sim, Qp& qp) {
   }
 }
 
-void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
-  const link::Packet& p = wire_.packets[handle];
+void Responder::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+  const link::Packet& p = core_.wire.packets[handle];
   const Opcode op = p.opcode;
   const TransportHeaders& h = core_.headers_of(handle);
   if (starts_message(op) || qp.type == verbs::QpType::ud) {
@@ -301,7 +309,7 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
       if (qp.type == verbs::QpType::rc) {
         send_ack(sim, qp, Aeth::nak_invalid_request, p.psn);
         consume_packet(sim, handle);
-        fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
+        requester_.fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
         return;
       }
       qp.resp.message_failed = qp.type == verbs::QpType::uc;
@@ -312,11 +320,11 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
   } else {
     address = qp.resp.write_address + qp.resp.message_offset;
     if (qp.resp.message_offset + p.payload_bytes > qp.resp.write_length ||
-        !memory_.contains(address, p.payload_bytes)) {
+        !core_.memory.contains(address, p.payload_bytes)) {
       if (qp.type == verbs::QpType::rc) {
         send_ack(sim, qp, Aeth::nak_remote_access, p.psn);
         consume_packet(sim, handle);
-        fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
+        requester_.fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
         return;
       }
       ++qp.counters.dropped;
@@ -336,23 +344,23 @@ void Hca::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle
   place_payload(sim, qp, handle, address, Purpose::place_payload);
 }
 
-void Hca::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, std::uint64_t address,
-                        Purpose purpose) {
-  const link::Packet& p = wire_.packets[handle];
-  if (memory_.keeps_contents())
-    memory_.write(address, core_.headers_of(handle).payload);
+void Responder::place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle handle, std::uint64_t address,
+                              Purpose purpose) {
+  const link::Packet& p = core_.wire.packets[handle];
+  if (core_.memory.keeps_contents())
+    core_.memory.write(address, core_.headers_of(handle).payload);
   if (qp.type == verbs::QpType::rc)
-    responder_bytes_placed_ += p.payload_bytes;
+    bytes_placed_ += p.payload_bytes;
   const DmaHandle op = core_.new_op(sim, purpose, qp.index);
-  ops_[op].packet = handle;
-  ops_[op].address = address;
-  ops_[op].bytes = p.payload_bytes;
-  ++pcie_.payload_writes;
-  pcie_.payload_write_bytes += p.payload_bytes;
-  bus_->dma_write(sim, address, p.payload_bytes, op.value);
+  core_.ops[op].packet = handle;
+  core_.ops[op].address = address;
+  core_.ops[op].bytes = p.payload_bytes;
+  ++core_.pcie.payload_writes;
+  core_.pcie.payload_write_bytes += p.payload_bytes;
+  core_.bus.dma_write(sim, address, p.payload_bytes, op.value);
 }
 
-void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h) {
+void Responder::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h) {
   qp.resp.in_message = false;
   qp.resp.recv_in_use = false;
   ++qp.counters.messages_received;
@@ -379,17 +387,18 @@ void Hca::finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, 
   completions_.write(sim, qp.recv_cq, wc, qp.index, qp.resp.recv_index, false);
 }
 
-void Hca::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn) {
+void Responder::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn) {
   const link::PacketHandle ack =
-      new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, psn, qp.attr.dest_qpn);
+      tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, psn, qp.attr.dest_qpn);
   TransportHeaders& h = core_.headers_of(ack);
   h.syndrome = static_cast<std::uint8_t>(syndrome);
   h.msn = qp.resp.msn;
   tx_.send_control(sim, qp, ack);
 }
 
-void Hca::start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h) {
-  if (!memory_.contains(h.remote_address, h.dma_length)) {
+void Responder::start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request,
+                                    const TransportHeaders& h) {
+  if (!core_.memory.contains(h.remote_address, h.dma_length)) {
     send_ack(sim, qp, Aeth::nak_remote_access, request.psn);
     return;
   }
@@ -404,11 +413,11 @@ void Hca::start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& r
   tx_.activate(sim, qp);
 }
 
-bool Hca::responder_can_build(const Qp& qp) const {
+bool Responder::can_build(const Qp& qp) const {
   return !qp.resp.read_jobs.empty() && qp.state != verbs::QpState::error;
 }
 
-void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
+void Responder::build_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   ReadJob& job = qp.resp.read_jobs.front();
   const std::uint32_t i = job.next_packet;
   const std::uint32_t payload = std::min(qp.mtu, job.length - i * qp.mtu);
@@ -417,7 +426,7 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
                         : i + 1 == job.packets ? Opcode::rdma_read_response_last
                                                : Opcode::rdma_read_response_middle;
   const link::PacketHandle packet =
-      new_packet(qp, qp.attr.dest_lid, qp.attr.sl, opcode, payload, psn_add(job.first_psn, i), qp.attr.dest_qpn);
+      tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, opcode, payload, psn_add(job.first_psn, i), qp.attr.dest_qpn);
   TransportHeaders& h = core_.headers_of(packet);
   h.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   h.msn = qp.resp.msn;
@@ -431,11 +440,9 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   // A READ response is a send job the responder makes for itself: the engine parses it as it would a WQE, then
   // builds each packet.
   if (i == 0) {
-    contexts_.touch(qp.index);
-    entry.ready_at =
-        send_engines_.reserve(sim.now(), qp.req.tx_busy, params_.wqe_processing + params_.tx_packet_processing);
+    entry.ready_at = send_engines_.build_first_response(sim.now(), qp.index, qp.req.tx_busy);
   } else {
-    entry.ready_at = engine_build_time(sim, qp);
+    entry.ready_at = send_engines_.build_headers(sim.now(), qp.index, qp.req.tx_busy);
   }
   entry.payload_in = payload == 0;
   tx_.queue(sim, port, th, job.address + std::uint64_t{i} * qp.mtu);
@@ -445,10 +452,10 @@ void Hca::build_response_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   }
 }
 
-void Hca::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) {
+void Responder::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) {
   const TransportHeaders& h = core_.headers_of(request);
-  if (!memory_.contains(h.remote_address, 8) || h.remote_address % 8 != 0) {
-    send_ack(sim, qp, Aeth::nak_remote_access, wire_.packets[request].psn);
+  if (!core_.memory.contains(h.remote_address, 8) || h.remote_address % 8 != 0) {
+    send_ack(sim, qp, Aeth::nak_remote_access, core_.wire.packets[request].psn);
     consume_packet(sim, request);
     return;
   }
@@ -456,11 +463,11 @@ void Hca::start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request) 
   atomics_.start(sim, qp.index, request, h.remote_address);
 }
 
-void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
+void Responder::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   // The atomic unit's read-modify-write is done: answer, and let the next atomic on this bucket go.
-  DmaOp& op = ops_[h];
-  Qp& qp = qps_[op.qp];
-  const link::Packet& request = wire_.packets[op.packet];
+  DmaOp& op = core_.ops[h];
+  Qp& qp = core_.qps[op.qp];
+  const link::Packet& request = core_.wire.packets[op.packet];
   const std::uint64_t original = core_.headers_of(op.packet).original;
   const std::uint32_t psn = request.psn;
   AtomicResult& slot = qp.resp.atomic_results[qp.resp.atomic_results_next++ % qp.resp.atomic_results.size()];
@@ -470,13 +477,38 @@ void Hca::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   const std::uint32_t bucket = op.bucket; // the op itself goes when its write is visible
   --qp.resp.busy;
   const link::PacketHandle ack =
-      new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
+      tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge, 0, psn, qp.attr.dest_qpn);
   TransportHeaders& ah = core_.headers_of(ack);
   ah.syndrome = static_cast<std::uint8_t>(Aeth::ack);
   ah.msn = qp.resp.msn;
   ah.original = original;
   tx_.send_control(sim, qp, ack);
   atomics_.release(sim, bucket);
+}
+
+void Responder::flush(sim::Simulator& sim, Qp& qp) {
+  // Receive WQEs: the one a message is being placed into, those claimed by accepted messages, and (for the QP's own
+  // queue) every other posted one are flushed; an SRQ keeps its unclaimed WQEs for its other QPs.
+  const auto flush_recv = [&](std::uint32_t k) {
+    verbs::WorkCompletion wc;
+    wc.wr_id = recv_.wqe(qp.resp.rq, k).wr_id;
+    wc.status = verbs::WcStatus::wr_flush_err;
+    wc.opcode = verbs::WcOpcode::recv;
+    wc.qp_num = qp.qpn;
+    completions_.write(sim, qp.recv_cq, wc, qp.index, k, false);
+    ++qp.counters.error_completions;
+  };
+  if (qp.resp.in_message && qp.resp.recv_in_use)
+    flush_recv(qp.resp.recv_index);
+  for (; !qp.resp.claims.empty(); qp.resp.claims.pop_front())
+    flush_recv(qp.resp.claims.front());
+  recv_.flush_unclaimed(qp.resp.rq, flush_recv);
+  qp.resp.in_message = false;
+  qp.resp.recv_in_use = false;
+  while (!qp.resp.parked.empty()) {
+    consume_packet(sim, qp.resp.parked.front());
+    qp.resp.parked.pop_front();
+  }
 }
 
 } // namespace ib::hca

@@ -2,10 +2,13 @@
 
 #include "models/hca/hca.h"
 #include "models/hca/hca_state.h"
+#include "models/hca/requester.h"
+#include "models/hca/responder.h"
 
 namespace ib::hca {
 
-Transmitter::Transmitter(Core& core, Hca& builders) : core_(core), builders_(builders) {
+Transmitter::Transmitter(Core& core, Requester& requester, Responder& responder)
+    : core_(core), requester_(requester), responder_(responder) {
   ports_.resize(core.params.port_count);
   for (std::uint8_t i = 0; i < core.params.port_count; ++i)
     ports_[i].index = i;
@@ -42,15 +45,15 @@ void Transmitter::wake(sim::Simulator& sim, PortState& port, sim::Time at) {
 void Transmitter::pump(sim::Simulator& sim, PortState& port) {
   // The builder takes QPs round robin, one packet per turn, while the port's payload buffer has room and a few
   // packets per send engine are waiting; each packet's headers are built on its QP's send engine
-  // (Hca::engine_build_time), so that packets from different engines are built in parallel. Packets whose payload
+  // (SendEngines::build_headers), so that packets from different engines are built in parallel. Packets whose payload
   // is still being read are bounded by the payload buffer alone: the builder goes on while their DMA reads are out,
   // or a small READ response would hold a send engine's share for a whole host round trip.
   const std::uint32_t max_waiting = 4 * core_.params.send_engines;
   while (!port.active.empty() && port.data.size() - port.awaiting_payload < max_waiting) {
     const std::uint32_t index = port.active.front();
     Qp& qp = core_.qps[index];
-    const bool response = builders_.responder_can_build(qp);
-    if (!response && !builders_.requester_can_build(qp)) {
+    const bool response = responder_.can_build(qp);
+    if (!response && !requester_.can_build(qp)) {
       port.active.pop_front();
       qp.req.active = false;
       continue;
@@ -60,15 +63,35 @@ void Transmitter::pump(sim::Simulator& sim, PortState& port) {
       break;
     port.active.pop_front();
     if (response)
-      builders_.build_response_packet(sim, port, qp);
+      responder_.build_packet(sim, port, qp);
     else
-      builders_.build_request_packet(sim, port, qp);
-    if (builders_.responder_can_build(qp) || builders_.requester_can_build(qp))
+      requester_.build_packet(sim, port, qp);
+    if (responder_.can_build(qp) || requester_.can_build(qp))
       port.active.push_back(index);
     else
       qp.req.active = false;
   }
   try_transmit(sim, port);
+}
+
+link::PacketHandle Transmitter::new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
+                                           std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn) {
+  const link::PacketHandle h = core_.wire.packets.acquire();
+  link::Packet& p = core_.wire.packets[h];
+  const auto transport = qp.type == verbs::QpType::rc   ? link::Transport::rc
+                         : qp.type == verbs::QpType::uc ? link::Transport::uc
+                                                        : link::Transport::ud;
+  p.transport = transport;
+  p.opcode = opcode;
+  p.payload_bytes = payload;
+  p.wire_bytes = link::wire_bytes(transport, opcode, payload, false);
+  p.slid = ports_[0].lid;
+  p.dlid = dlid;
+  p.sl = sl;
+  p.dest_qpn = dest_qpn;
+  p.psn = psn & psn_mask;
+  p.transport_headers = core_.wire.headers.acquire().value;
+  return h;
 }
 
 void Transmitter::queue(sim::Simulator& sim, PortState& port, TxHandle tx, std::uint64_t payload_address) {
@@ -168,7 +191,7 @@ void Transmitter::try_transmit(sim::Simulator& sim, PortState& port) {
     port.transmitting = true;
     port.sending = th;
     if (entry.is_request)
-      builders_.on_request_sent(sim, qp, entry);
+      requester_.on_request_sent(sim, qp, entry);
     sim.schedule(done, core_.self, static_cast<std::uint8_t>(Hca::Kind::tx_done), port.index);
     return;
   }
@@ -181,7 +204,7 @@ void Transmitter::on_tx_done(sim::Simulator& sim, PortState& port) {
     const TxEntry& entry = entries_[port.sending];
     port.payload_buffered -= entry.payload_bytes;
     if (entry.is_request && entry.last_of_message)
-      builders_.on_request_left(sim, core_.qps[entry.qp_index], entry);
+      requester_.on_request_left(sim, core_.qps[entry.qp_index], entry);
     entries_.release(port.sending);
     port.sending = TxHandle{};
   }

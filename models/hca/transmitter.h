@@ -1,8 +1,8 @@
 // The ports' transmit side (docs/models/hca.md, "Send path"): per port, the packet builder that takes QPs round
 // robin, one packet per turn, within the port's payload buffer; the transmit queue of built packets, which leave in
 // build order once their payload's DMA read is in and the link has credits; and control packets (ACKs, NAKs), sent
-// before data. The requester and the responder (still the Hca's) build the packets and hear when a request leaves.
-// Private to the HCA model.
+// before data. The requester and the responder build the packets; the requester hears when its
+// requests leave. Private to the HCA model.
 #pragma once
 
 #include <array>
@@ -18,7 +18,8 @@
 
 namespace ib::hca {
 
-class Hca;
+class Requester;
+class Responder;
 
 /// A packet in a port's transmit queue.
 struct TxEntry {
@@ -53,8 +54,8 @@ struct PortState {
 
 class Transmitter {
 public:
-  /// Its packets come from `builders`' requester and responder.
-  Transmitter(Core& core, Hca& builders);
+  /// Its packets come from `requester` and from `responder`'s READ responses.
+  Transmitter(Core& core, Requester& requester, Responder& responder);
 
   /// By index: port number - 1.
   PortState& port(std::uint32_t index) { return ports_[index]; }
@@ -74,6 +75,9 @@ public:
   void on_tx_done(sim::Simulator& sim, PortState& port);
 
   // The builders' face.
+  /// A packet of QP `qp` with its transport headers (zeroed), not yet queued.
+  link::PacketHandle new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
+                                std::uint32_t payload, std::uint32_t psn, std::uint32_t dest_qpn);
   TxHandle new_entry() { return entries_.acquire(); }
   TxEntry& entry(TxHandle tx) { return entries_[tx]; }
   /// Queues a built packet on its port; unless its payload is in, it is read from host memory at `payload_address`
@@ -87,7 +91,8 @@ private:
   void wake(sim::Simulator& sim, PortState& port, sim::Time at);
 
   Core& core_;
-  Hca& builders_;
+  Requester& requester_;
+  Responder& responder_;
   std::vector<PortState> ports_;
   sim::Pool<TxEntry, 256> entries_; // per HCA: small chunks (see pcie::Bus)
 };

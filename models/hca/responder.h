@@ -1,0 +1,86 @@
+// The responder (docs/models/hca.md, "Code structure", "Transport"), with the receive side it sits on: received
+// packets wait for their QP's context and are checked on the receive engines, one at a time per QP; responses go
+// to the requester, requests to the responder's PSN checks (duplicates answered again, sequence NAKs, RNR NAKs),
+// payload placement by DMA write into the receive WQEs the receive queues bring, READ response jobs built on the
+// send engines, atomics through the atomic unit, and receive completions; UC and UD receive. Private to the HCA model.
+#pragma once
+
+#include <cstdint>
+
+#include "models/hca/core.h"
+#include "models/hca/engines.h"
+#include "sim/simulator.h"
+
+namespace ib::hca {
+
+class QpContexts;
+class Transmitter;
+class ReceiveQueues;
+class AtomicUnit;
+class CompletionWriter;
+class Requester;
+struct PortState;
+enum class Aeth : std::uint8_t;
+
+class Responder {
+public:
+  /// Received packets wait for their QP's context in `contexts`; answers and READ responses (built on
+  /// `send_engines`) go to `tx`; messages take their receive WQEs from `recv`; atomics run on `atomics`; receive
+  /// completions go to `completions`; responses to the QP's own requests go to `requester`, which it also asks to
+  /// fail a QP.
+  Responder(Core& core, QpContexts& contexts, SendEngines& send_engines, Transmitter& tx, ReceiveQueues& recv,
+            AtomicUnit& atomics, CompletionWriter& completions, Requester& requester);
+
+  // The receive side.
+  /// Hca::Kind::packet_arrives on `port`.
+  void on_packet_arrives(sim::Simulator& sim, PortState& port, link::PacketHandle packet);
+  /// The QP's context is on the adapter: the packet goes to the receive engines.
+  void receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  /// Hca::Kind::rx_processed: the receive engine has checked the packet.
+  void on_rx_processed(sim::Simulator& sim, link::PacketHandle packet);
+  /// The received packet is done with: its IB receive buffer is free again and the packet goes.
+  void consume_packet(sim::Simulator& sim, link::PacketHandle packet);
+
+  /// Places the QP's packets that waited for their receive WQE, in order, while their WQEs are on the adapter.
+  void drain_parked(sim::Simulator& sim, Qp& qp);
+  /// The transmitter's face: the QP has a READ response packet to build, and builds it on `port`.
+  bool can_build(const Qp& qp) const;
+  void build_packet(sim::Simulator& sim, PortState& port, Qp& qp);
+  /// The write of an atomic's read-modify-write has left: answer, and let the next atomic on its bucket go.
+  void on_atomic_write_done(sim::Simulator& sim, DmaHandle op);
+  /// A failed QP's receive side (the requester's fail_qp): the receive WQEs it is placing into or its messages
+  /// claimed, and (own queue) every other posted one, are flushed; its parked packets go.
+  void flush(sim::Simulator& sim, Qp& qp);
+
+  /// Test hook (fault injection): the next `count` data packets are dropped on arrival.
+  void drop_next_received(std::uint32_t count) { drop_next_ += count; }
+  std::uint64_t packets_dropped_by_fault() const { return dropped_by_fault_; }
+  /// Bytes of RC SEND and WRITE payload placed in host memory.
+  std::uint64_t bytes_placed() const { return bytes_placed_; }
+
+private:
+  void respond(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  /// Claims the next RECV WQE of the QP's receive queue for an accepted message; false if none is posted.
+  bool claim_recv(sim::Simulator& sim, Qp& qp);
+  void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address, Purpose purpose);
+  void finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h);
+  void send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn);
+  void start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h);
+  void start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request);
+
+  Core& core_;
+  QpContexts& contexts_;
+  SendEngines& send_engines_;
+  Transmitter& tx_;
+  ReceiveQueues& recv_;
+  AtomicUnit& atomics_;
+  CompletionWriter& completions_;
+  Requester& requester_;
+  EnginePool receive_engines_;
+  std::uint32_t drop_next_ = 0;
+  std::uint64_t dropped_by_fault_ = 0;
+  std::uint64_t bytes_placed_ = 0;
+};
+
+} // namespace ib::hca
