@@ -109,23 +109,10 @@ public:
   Parser(std::string_view text, const std::string& file) : text_(text), file_(file) {}
 
   ParsedNet parse() {
-    std::size_t start = 0;
-    while (start <= text_.size()) {
-      std::size_t end = text_.find('\n', start);
-      if (end == std::string_view::npos) {
-        end = text_.size();
-      }
-      ++line_;
-      std::string_view line = text_.substr(start, end - start);
-      while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
-        line.remove_suffix(1);
-      }
+    for_each_line(text_, [this](unsigned number, std::string_view line) {
+      line_ = number;
       parse_line(line);
-      if (end == text_.size()) {
-        break;
-      }
-      start = end + 1;
-    }
+    });
     return ParsedNet{std::move(blocks_), net_};
   }
 
@@ -425,23 +412,11 @@ public:
 
   ParsedNet parse() {
     std::vector<ReportLine> lines;
-    std::size_t start = 0;
-    while (start < text_.size()) {
-      std::size_t end = text_.find('\n', start);
-      if (end == std::string_view::npos) {
-        end = text_.size();
-      }
-      ++line_;
-      std::string_view line = text_.substr(start, end - start);
-      while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) {
-        line.remove_suffix(1);
-      }
-      start = end + 1;
-      if (line.empty() || line[0] == '#') {
-        continue;
-      }
-      lines.push_back(report_line(line));
-    }
+    for_each_line(text_, [&](unsigned number, std::string_view line) {
+      line_ = number;
+      if (!line.empty() && line[0] != '#')
+        lines.push_back(report_line(line));
+    });
     return nodes(lines);
   }
 

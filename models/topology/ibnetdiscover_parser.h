@@ -3,6 +3,7 @@
 // link types, and raises LineError for lines it cannot read; the links are matched up by the importer.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -65,6 +66,20 @@ struct ParsedNet {
 /// Parses `text`, labelled `file` in LineErrors: ibnetdiscover output (plain or -g), an ibsim net file, or an
 /// ibnetdiscover ports report (-p), told apart by the first line that is not blank or a comment.
 ParsedNet parse(std::string_view text, const std::string& file);
+
+/// Calls `each(line_number, line)` for every line of `text` (numbered from 1), trailing blanks and '\r' removed.
+template <typename Each>
+void for_each_line(std::string_view text, Each each) {
+  unsigned number = 0;
+  for (std::size_t start = 0; start < text.size();) {
+    const std::size_t end = std::min(text.find('\n', start), text.size());
+    std::string_view line = text.substr(start, end - start);
+    const std::size_t last = line.find_last_not_of(" \t\r");
+    line = last == std::string_view::npos ? std::string_view() : line.substr(0, last + 1);
+    each(++number, line);
+    start = end + 1;
+  }
+}
 
 /// `s` as a JSON string literal, for messages.
 std::string json_quoted(std::string_view s);

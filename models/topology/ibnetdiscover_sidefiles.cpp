@@ -23,17 +23,9 @@ std::string_view trimmed(std::string_view s) {
 
 /// Calls `each(line_number, line)` for every line, '\r' and surrounding blanks removed.
 template <typename Each>
-void for_each_line(std::string_view text, Each each) {
-  unsigned number = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string_view::npos) {
-      end = text.size();
-    }
-    each(++number, trimmed(text.substr(start, end - start)));
-    start = end + 1;
-  }
+void for_each_trimmed_line(std::string_view text, Each each) {
+  ibnetdiscover_detail::for_each_line(text,
+                                      [&](unsigned number, std::string_view line) { each(number, trimmed(line)); });
 }
 
 /// A GUID as the diagnostics write it: "0x" and hex digits, or decimal; not 0.
@@ -55,7 +47,7 @@ std::optional<std::uint64_t> guid_of(std::string_view text) {
 
 NodeNameMap parse_node_name_map(std::string_view text, const std::string& file) {
   NodeNameMap map{file, {}};
-  for_each_line(text, [&](unsigned line, std::string_view s) {
+  for_each_trimmed_line(text, [&](unsigned line, std::string_view s) {
     if (s.empty() || s[0] == '#') {
       return;
     }
@@ -95,7 +87,7 @@ CableTable parse_cable_table(std::string_view text, const std::string& file) {
   static constexpr std::string_view header_text = "a header line node_guid,port,length_m,cable";
   CableTable table{file, {}};
   std::vector<int> column_of; // for each column of the file, its index in `columns`
-  for_each_line(text, [&](unsigned line, std::string_view s) {
+  for_each_trimmed_line(text, [&](unsigned line, std::string_view s) {
     if (s.empty() || s[0] == '#') {
       return;
     }
