@@ -3,6 +3,7 @@
 #include <bit>
 #include <cassert>
 
+#include "models/link/port_params.h"
 #include "sim/errors.h"
 
 namespace ib::sw {
@@ -17,29 +18,14 @@ constexpr std::uint8_t kind(link::PortEventKind k) {
 
 const sim::ParamTable<Params>& param_table() {
   static const sim::ParamTable<Params> table(
-      "switch",
-      {
-          {"port_count", &Params::port_count, "count", "external ports, numbered 1..port_count", 1, 254},
-          {"link_widths", &Params::link_widths, "text",
-           "link widths the ports support, comma-separated: 1x, 2x, 4x, 8x, 12x", 0, 0},
-          {"link_speeds", &Params::link_speeds, "text",
-           "link speeds the ports support, comma-separated: SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR", 0, 0},
-          {"device_ids", &Params::device_ids, "text",
-           "NodeInfo.DeviceID values of this device, as ibnetdiscover's devid= lines print them (topo import)", 0, 0},
-          {"port_to_port_latency_ns", &Params::port_to_port_latency, "ns",
-           "first bit in to first bit out, unloaded, cut-through", 0, 1e6},
-          {"cut_through", &Params::cut_through, "bool", "forward once the header is in (false: store-and-forward)", 0,
-           1},
-          {"input_buffer_bytes_per_port", &Params::input_buffer_bytes_per_port, "bytes",
-           "receive buffer of each port, split evenly over its operational data VLs", 64, 1e9},
-          {"vl_cap", &Params::vl_cap, "count", "data VLs per port (PortInfo.VLCap): 1, 2, 4, 8 or 15", 1, 15},
-          {"vl15_buffer_packets", &Params::vl15_buffer_packets, "count",
-           "receive slots for VL15 (management) packets per port", 1, 1024},
-          {"flow_control_refresh_ns", &Params::flow_control_refresh, "ns",
-           "longest wait before a flow-control packet carries changed FCTBS/FCCL", 1, 1e9},
-          {"xmit_wait_tick_symbols", &Params::xmit_wait_tick_symbols, "symbols",
-           "PortXmitWait's tick in symbol times, one byte on one lane (PortSamplesControl.Tick + 1)", 1, 256},
-      });
+      "switch", link::with_port_fields<Params>(
+                    {{"port_count", &Params::port_count, "count", "external ports, numbered 1..port_count", 1, 254}},
+                    {
+                        {"port_to_port_latency_ns", &Params::port_to_port_latency, "ns",
+                         "first bit in to first bit out, unloaded, cut-through", 0, 1e6},
+                        {"cut_through", &Params::cut_through, "bool",
+                         "forward once the header is in (false: store-and-forward)", 0, 1},
+                    }));
   return table;
 }
 
