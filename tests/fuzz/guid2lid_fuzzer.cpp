@@ -11,39 +11,21 @@
 
 #include "models/sm/lid.h"
 #include "models/sm/sm_error.h"
-#include "models/topology/catalog.h"
-#include "models/topology/ibnetdiscover.h"
+#include "models/topology/topology.h"
 #include "tests/fuzz/fuzz_support.h"
+#include "tests/fuzz/golden_fabrics.h"
 
 namespace {
 
 std::vector<ib::topo::Topology> fabrics;
 std::string path;
 
-std::string read_text(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) {
-    std::fprintf(stderr, "fuzz: cannot read %s\n", file.c_str());
-    std::abort();
-  }
-  return text.str();
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   fuzz::init();
   path = fuzz::temp_file(".guid2lid");
-  ib::topo::ProfileCatalog catalog;
-  // The fabrics the golden guid2lid files (tools/opensm/golden) were taken on, with their GUIDs.
-  for (const char* net : {"ft2", "ft3", "mesh3x3", "ring6"}) {
-    const std::string file = fuzz::source_dir() + "/tools/opensm/netfiles/" + net + ".net";
-    const ib::topo::ImportOptions options{std::nullopt, std::nullopt, 2.0,         "copper-dac",
-                                          net,          std::nullopt, std::nullopt};
-    fabrics.push_back(ib::topo::import_ibnetdiscover(read_text(file), file, options, catalog).topology);
-  }
+  fabrics = fuzz::golden_fabrics(); // the fabrics the golden guid2lid files were taken on, with their GUIDs
   return 0;
 }
 

@@ -11,14 +11,14 @@
 #include <sstream>
 #include <string>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "models/sm/dump.h"
 #include "models/sm/sm_error.h"
 #include "models/sm/subnet.h"
-#include "models/topology/catalog.h"
-#include "models/topology/ibnetdiscover.h"
 #include "tests/fuzz/fuzz_support.h"
+#include "tests/fuzz/golden_fabrics.h"
 
 namespace {
 
@@ -31,29 +31,14 @@ struct Fabric {
 std::vector<Fabric> fabrics;
 std::string path;
 
-std::string read_text(const std::string& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) {
-    std::fprintf(stderr, "fuzz: cannot read %s\n", file.c_str());
-    std::abort();
-  }
-  return text.str();
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int* /*argc*/, char*** /*argv*/) {
   fuzz::init();
   path = fuzz::temp_file(".dump");
-  ib::topo::ProfileCatalog catalog;
   // The fabrics the golden dumps (tools/opensm/golden) were taken on, with their GUIDs.
-  for (const char* net : {"ft2", "ft3", "mesh3x3", "ring6"}) {
-    const std::string file = fuzz::source_dir() + "/tools/opensm/netfiles/" + net + ".net";
-    const ib::topo::ImportOptions options{std::nullopt, std::nullopt, 2.0,         "copper-dac",
-                                          net,          std::nullopt, std::nullopt};
-    Fabric fabric{ib::topo::import_ibnetdiscover(read_text(file), file, options, catalog).topology, {}};
+  for (ib::topo::Topology& topology : fuzz::golden_fabrics()) {
+    Fabric fabric{std::move(topology), {}};
     for (const ib::topo::Node& node : fabric.topology.nodes())
       if (node.kind == ib::topo::NodeKind::switch_node)
         fabric.switch_guids.insert(node.node_guid);
