@@ -72,6 +72,7 @@ public:
     client_port_pointer_ = r.pointer_to("client_ib_port");
     server_port_pointer_ = r.pointer_to("server_ib_port");
     start_ = o.duration("start_us");
+    after_ = o.text("after");
     r.finish();
   }
 
@@ -100,6 +101,8 @@ public:
     c["counters"] = counters_;
     c["counter_stride_bytes"] = stride_bytes_;
     c["start_us"] = start_.us();
+    if (!after_.empty())
+      c["after"] = after_;
     return c;
   }
 
@@ -126,7 +129,7 @@ public:
     return f;
   }
 
-  void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
+  void spawn_programs(Cluster& cluster, Rendezvous& rendezvous) override {
     check_host(cluster, server_, file_, server_pointer_);
     for (std::size_t c = 0; c < clients_.size(); ++c) {
       check_host(cluster, clients_[c], file_, client_pointers_[c]);
@@ -140,15 +143,16 @@ public:
       check_port(cluster, client, client_port_, file_, client_port_pointer_);
     rendezvous_ = &rendezvous;
     runs_.assign(clients_.size(), ClientRun{});
-    cluster.spawn(server_, name_ + "/server", [this](Context& ctx) { run_server(ctx); });
+    spawn_program(cluster, server_, name_ + "/server", [this](Context& ctx) { run_server(ctx); });
     for (std::size_t c = 0; c < clients_.size(); ++c)
-      cluster.spawn(clients_[c], name_ + "/client" + (c == 0 ? "" : std::to_string(c)), [this, c](Context& ctx) {
-        try {
-          run_client(ctx, c);
-        } catch (const ProgramFailed&) {
-          ++programs_failed_;
-        }
-      });
+      spawn_program(cluster, clients_[c], name_ + "/client" + (c == 0 ? "" : std::to_string(c)),
+                    [this, c](Context& ctx) {
+                      try {
+                        run_client(ctx, c);
+                      } catch (const ProgramFailed&) {
+                        ++programs_failed_;
+                      }
+                    });
   }
 
   nlohmann::ordered_json results() const override {
@@ -192,8 +196,7 @@ private:
   /// The server: the counters (4096-aligned, so that a counter's low address bits are its offset's), qps QPs per
   /// client, connected at 1 ns. Its HCA answers the atomics alone.
   void run_server(Context& ctx) {
-    if (start_ > ctx.now())
-      ctx.program().sleep_until(start_);
+    wait_to_start(ctx, start_);
     const std::uint64_t base = ctx.memory().allocate(counter_region_bytes(), 4096);
     const std::uint32_t cq = ctx.create_cq(server_cq_depth);
     verbs::QpCaps caps;
@@ -215,8 +218,7 @@ private:
   }
 
   void run_client(Context& ctx, std::size_t client) {
-    if (start_ > ctx.now())
-      ctx.program().sleep_until(start_);
+    wait_to_start(ctx, start_);
     const std::string& me = clients_[client];
     const std::uint64_t buffer = ctx.memory().allocate(result_buffer_bytes);
     verbs::QpCaps caps;

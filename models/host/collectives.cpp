@@ -31,6 +31,7 @@ public:
     mtu_ = read_mtu(o);
     recovery_ = read_rc_recovery(o);
     start_ = o.duration("start_us");
+    after_ = o.text("after");
     o.json().finish();
   }
 
@@ -46,6 +47,8 @@ public:
     c["qp_timeout"] = recovery_.timeout;
     c["retry_count"] = recovery_.retry_count;
     c["start_us"] = start_.us();
+    if (!after_.empty())
+      c["after"] = after_;
     return c;
   }
 
@@ -74,7 +77,7 @@ public:
     return f;
   }
 
-  void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
+  void spawn_programs(Cluster& cluster, Rendezvous& rendezvous) override {
     resolve_hosts(cluster, hosts_, file_, hosts_pointer_, pointer_);
     const auto n = static_cast<std::uint32_t>(hosts_.size());
     if (!ring_ && !std::has_single_bit(n))
@@ -88,7 +91,7 @@ public:
     first_start_.assign(iterations_, sim::Time::max());
     last_end_.assign(iterations_, sim::Time::zero());
     for (std::uint32_t i = 0; i < n; ++i)
-      cluster.spawn(hosts_[i], name_ + "/" + hosts_[i], [this, i](Context& ctx) {
+      spawn_program(cluster, hosts_[i], name_ + "/" + hosts_[i], [this, i](Context& ctx) {
         try {
           run_host(ctx, i); // like an MPI rank, a host stops at its first failed work request
         } catch (const ProgramFailed&) {
@@ -197,7 +200,7 @@ private:
       for (std::uint32_t k = 0; k < std::min<std::uint32_t>(from_p * iterations_, 32768); ++k)
         ctx.post_recv(qp_of[p], verbs::RecvWr{0, buffer, 0});
     }
-    const sim::Time go = std::max(start_, sim::Time::from_us(1)) + sim::Time::from_ns(2);
+    const sim::Time go = std::max(wait_to_start(ctx, start_), sim::Time::from_us(1)) + sim::Time::from_ns(2);
     if (ctx.now() < go)
       ctx.program().sleep_until(go);
     std::vector<verbs::WorkCompletion> wc(64);
@@ -279,6 +282,7 @@ const OptionTable& collective_options() {
       qp_timeout_option(),
       retry_count_option(),
       start_option(),
+      after_option(),
   }};
   return table;
 }

@@ -14,6 +14,10 @@ bool Context::faults() const {
   return node_.faults;
 }
 
+sim::HostRuntime& Context::runtime() {
+  return *node_.runtime;
+}
+
 hca::Hca& Context::hca() {
   return *node_.hca;
 }

@@ -20,6 +20,8 @@ public:
   Context(sim::Program& program, HostNode& node);
 
   sim::Program& program() { return program_; }
+  /// The host runtime the program runs in (for signals between programs).
+  sim::HostRuntime& runtime();
   /// Faults are injected into this run: work requests may fail, and messages may never come.
   bool faults() const;
   sim::Time now() const { return program_.now(); }

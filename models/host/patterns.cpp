@@ -75,6 +75,7 @@ public:
     mtu_ = read_mtu(o);
     recovery_ = read_rc_recovery(o);
     start_ = o.duration("start_us");
+    after_ = o.text("after");
     if (type == "incast") {
       receiver_ = o.text("receiver");
       receiver_pointer_ = r.pointer_to("receiver");
@@ -104,6 +105,8 @@ public:
     c["qp_timeout"] = recovery_.timeout;
     c["retry_count"] = recovery_.retry_count;
     c["start_us"] = start_.us();
+    if (!after_.empty())
+      c["after"] = after_;
     if (!receiver_.empty())
       c[type_ == "incast" ? "receiver" : "hot_host"] = receiver_;
     if (type_ == "hot_spot")
@@ -159,7 +162,7 @@ public:
     return f;
   }
 
-  void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
+  void spawn_programs(Cluster& cluster, Rendezvous& rendezvous) override {
     resolve_hosts(cluster, hosts_, file_, hosts_pointer_, pointer_);
     if (!receiver_.empty()) {
       check_host(cluster, receiver_, file_, receiver_pointer_);
@@ -174,7 +177,7 @@ public:
     failed_to_.assign(hosts_.size(), 0);
     peer_buffer_.assign(hosts_.size(), 0);
     for (std::uint32_t i = 0; i < hosts_.size(); ++i)
-      cluster.spawn(hosts_[i], name_ + "/" + hosts_[i], [this, i](Context& ctx) { run_host(ctx, i); });
+      spawn_program(cluster, hosts_[i], name_ + "/" + hosts_[i], [this, i](Context& ctx) { run_host(ctx, i); });
   }
 
   nlohmann::ordered_json results() const override {
@@ -391,7 +394,7 @@ private:
     for (; srq_ && recvs_posted < srq_depth; ++recvs_posted)
       ctx.post_srq_recv(srq, recv);
     // Every host has posted its RECVs before anyone sends (an out-of-band barrier).
-    const sim::Time go = std::max(start_, sim::Time::from_us(1)) + sim::Time::from_ns(2);
+    const sim::Time go = std::max(wait_to_start(ctx, start_), sim::Time::from_us(1)) + sim::Time::from_ns(2);
     if (ctx.now() < go)
       ctx.program().sleep_until(go);
     const std::vector<Message>& plan = plans_[me];
@@ -529,6 +532,7 @@ const OptionTable& pattern_options() {
       qp_timeout_option(),
       retry_count_option(),
       start_option(),
+      after_option(),
       {"receiver", OptionKind::host, "host", 0, 0, uses(not_taken(), not_taken(), required(), not_taken(), not_taken()),
        "the host every other host sends to"},
       {"hot_host", OptionKind::host, "host", 0, 0, uses(not_taken(), not_taken(), not_taken(), required(), not_taken()),

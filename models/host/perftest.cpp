@@ -116,6 +116,7 @@ public:
     client_port_pointer_ = r.pointer_to("client_ib_port");
     server_port_pointer_ = r.pointer_to("server_ib_port");
     start_ = o.duration("start_us");
+    after_ = o.text("after");
     r.finish();
     latency_.resize(sizes_.size());
     bandwidth_.resize(sizes_.size());
@@ -147,6 +148,8 @@ public:
     if (test_ == Test::atomic_lat)
       c["atomic"] = atomic_;
     c["start_us"] = start_.us();
+    if (!after_.empty())
+      c["after"] = after_;
     return c;
   }
 
@@ -176,7 +179,7 @@ public:
     return f;
   }
 
-  void spawn(Cluster& cluster, Rendezvous& rendezvous) override {
+  void spawn_programs(Cluster& cluster, Rendezvous& rendezvous) override {
     check_host(cluster, client_, file_, client_pointer_);
     check_host(cluster, server_, file_, server_pointer_);
     if (client_ == server_)
@@ -198,13 +201,14 @@ public:
       hand_shake_.emplace_back(*cluster.host(*host).runtime);
     // Like perftest, a side stops at its first failed completion ("Completion with error").
     for (const bool client : {true, false})
-      cluster.spawn(client ? client_ : server_, name_ + (client ? "/client" : "/server"), [this, client](Context& ctx) {
-        try {
-          run_side(ctx, client);
-        } catch (const ProgramFailed&) {
-          ++programs_failed_;
-        }
-      });
+      spawn_program(cluster, client ? client_ : server_, name_ + (client ? "/client" : "/server"),
+                    [this, client](Context& ctx) {
+                      try {
+                        run_side(ctx, client);
+                      } catch (const ProgramFailed&) {
+                        ++programs_failed_;
+                      }
+                    });
   }
 
   nlohmann::ordered_json results() const override {
@@ -311,8 +315,7 @@ private:
 
   /// Both sides: QPs created at time 0, connected at 1 ns, then each size in turn.
   void run_side(Context& ctx, bool client) {
-    if (start_ > ctx.now())
-      ctx.program().sleep_until(start_);
+    wait_to_start(ctx, start_);
     const std::string& me = client ? client_ : server_;
     const std::string& peer = client ? server_ : client_;
     const std::uint8_t port = client ? client_port_ : server_port_;
@@ -774,6 +777,7 @@ const OptionTable& perftest_options() {
       {"server_ib_port", OptionKind::integer, "port", 1, 2, uses(with_default(1)),
        "perftest -i on the server: the HCA port its QPs use, a cabled one"},
       start_option(),
+      after_option(),
   }};
   return table;
 }

@@ -23,6 +23,47 @@ void Workload::record_failure(bool faults, std::string_view status, const char* 
   ++failed_[std::string(status)];
 }
 
+void Workload::spawn(Cluster& cluster, Rendezvous& rendezvous) {
+  // A scenario is spawned to validate it and again to run it: each time starts afresh.
+  programs_running_ = 0;
+  ended_at_ = sim::Time::max();
+  start_gates_.clear();
+  spawn_programs(cluster, rendezvous);
+}
+
+void Workload::start_after(Workload& predecessor) {
+  predecessor_ = &predecessor;
+  predecessor.successors_.push_back(this);
+}
+
+void Workload::spawn_program(Cluster& cluster, std::string_view host, std::string name,
+                             std::function<void(Context&)> body) {
+  ++programs_running_;
+  cluster.spawn(host, std::move(name), [this, body = std::move(body)](Context& ctx) {
+    body(ctx);
+    if (--programs_running_ > 0)
+      return;
+    ended_at_ = ctx.now();
+    for (Workload* next : successors_)
+      for (sim::Signal& gate : next->start_gates_)
+        gate.notify();
+  });
+}
+
+sim::Time Workload::wait_to_start(Context& ctx, sim::Time start) {
+  sim::Time begin = start;
+  if (predecessor_ != nullptr) {
+    if (predecessor_->ended_at_ == sim::Time::max()) {
+      sim::Signal& gate = start_gates_.emplace_back(ctx.runtime());
+      ctx.program().wait(gate);
+    }
+    begin = predecessor_->ended_at_ + start;
+  }
+  if (begin > ctx.now())
+    ctx.program().sleep_until(begin);
+  return begin;
+}
+
 LatencyStats summarize(std::vector<sim::Time> samples) {
   LatencyStats s;
   s.samples = samples.size();
@@ -247,7 +288,11 @@ std::string OptionReader::text(std::string_view key) {
   if (use.kind == OptionUse::Kind::required)
     return json_.required_string(key);
   const std::optional<std::string> v = json_.optional_string(key);
-  return v ? *v : use.kind == OptionUse::Kind::type_name ? std::string(type_.name) : use.value.get<std::string>();
+  if (v)
+    return *v;
+  if (use.kind == OptionUse::Kind::none)
+    return "";
+  return use.kind == OptionUse::Kind::type_name ? std::string(type_.name) : use.value.get<std::string>();
 }
 
 std::string OptionReader::choice(std::string_view key) {
@@ -313,6 +358,16 @@ WorkloadOption mtu_option() {
                         4096,
                         uses(with_default(4096)),
                         "the QPs' path MTU (perftest -m): 256, 512, 1024, 2048 or 4096"};
+}
+
+WorkloadOption after_option() {
+  return WorkloadOption{"after",
+                        OptionKind::text,
+                        "text",
+                        0,
+                        0,
+                        uses(no_default()),
+                        "the name of another workload: start when its last program has ended, start_us after it"};
 }
 
 WorkloadOption start_option() {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -69,7 +71,15 @@ public:
   const std::string& name() const { return name_; }
   const std::string& type() const { return type_; }
   /// Spawns the programs on `cluster`; names of hosts are checked here (InputError at `pointer`).
-  virtual void spawn(Cluster& cluster, Rendezvous& rendezvous) = 0;
+  void spawn(Cluster& cluster, Rendezvous& rendezvous);
+  /// "after": the workload this one starts after ("" for none); its start_us then counts from that one's end.
+  const std::string& after() const { return after_; }
+  /// The JSON pointer of this workload's "after", for errors.
+  std::string after_pointer() const { return pointer_ + "/after"; }
+  /// Makes this workload start once `predecessor`'s last program has ended (the scenario resolves "after").
+  void start_after(Workload& predecessor);
+  /// The workload this one starts after, or nullptr.
+  const Workload* predecessor() const { return predecessor_; }
   /// Figures for the JSON report (after the run).
   virtual nlohmann::ordered_json results() const = 0;
   /// Lines for the human table.
@@ -84,6 +94,14 @@ public:
   virtual Footprint footprint(std::uint64_t topology_hosts) const = 0;
 
 protected:
+  /// The programs of the workload, spawned on `cluster` (through spawn_program).
+  virtual void spawn_programs(Cluster& cluster, Rendezvous& rendezvous) = 0;
+  /// Spawns one of the workload's programs on `host`: counted, so that the workloads that start after this one
+  /// learn when its last program has ended.
+  void spawn_program(Cluster& cluster, std::string_view host, std::string name, std::function<void(Context&)> body);
+  /// Blocks the calling program until the workload starts, and returns that instant: `start` (its start_us) after
+  /// time zero, or, with "after", that long after the last program of the workload it follows has ended.
+  sim::Time wait_to_start(Context& ctx, sim::Time start);
   /// A work request completed (or was refused) with `status`: with faults injected (`faults`) it is counted
   /// and the caller goes on; without, nothing explains it and it is an invariant violation (exit 3).
   void record_failure(bool faults, std::string_view status, const char* invariant);
@@ -93,8 +111,16 @@ protected:
   void record_refused_post(bool faults, verbs::PostError error, const char* post_invariant,
                            const char* completion_invariant);
   std::string name_, type_, file_, pointer_;
+  std::string after_; ///< "" or the name of the workload this one follows
   std::map<std::string, std::uint64_t> failed_;
   std::uint32_t programs_failed_ = 0;
+
+private:
+  Workload* predecessor_ = nullptr;
+  std::vector<Workload*> successors_;
+  std::uint32_t programs_running_ = 0;
+  sim::Time ended_at_ = sim::Time::max(); ///< when the last program ended; max while one runs
+  std::deque<sim::Signal> start_gates_;   ///< one per program of this workload waiting for its predecessor
 };
 
 /// What an option's value is; decides how it is read and listed.

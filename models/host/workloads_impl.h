@@ -123,6 +123,8 @@ WorkloadOption name_option();
 WorkloadOption mtu_option();
 /// "start_us": when the workload starts, default 0.
 WorkloadOption start_option();
+/// "after": start once the named workload has ended (start_us then counts from its end).
+WorkloadOption after_option();
 /// "qp_timeout": the RC QPs' local ACK timeout, encoded as perftest's -u (4.096 us x 2^value; 0 = infinite),
 /// default 14 (perftest's and rdma-core's); "retry_count": their retry_cnt, default 7 (perftest's).
 WorkloadOption qp_timeout_option();

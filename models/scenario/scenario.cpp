@@ -1,5 +1,6 @@
 #include "models/scenario/scenario.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -174,6 +175,25 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
       if (f.workloads[j]->name() == f.workloads.back()->name())
         throw sim::InputError(scenario.file, pointer + "/name", "a name no other workload has (set \"name\")",
                               "\"" + f.workloads.back()->name() + "\"");
+  }
+  // "after": each names another workload, and following them never comes back to where it started.
+  for (const auto& w : f.workloads) {
+    if (w->after().empty())
+      continue;
+    const auto found = std::find_if(f.workloads.begin(), f.workloads.end(),
+                                    [&](const auto& other) { return other->name() == w->after(); });
+    if (found == f.workloads.end() || found->get() == w.get())
+      throw sim::InputError(scenario.file, w->after_pointer(), "the name of another workload of the scenario",
+                            "\"" + w->after() + "\"");
+    w->start_after(**found);
+  }
+  for (const auto& w : f.workloads) {
+    const ib::host::Workload* step = w->predecessor();
+    for (std::size_t hops = 0; step != nullptr; step = step->predecessor(), ++hops)
+      if (step == w.get() || hops > f.workloads.size())
+        throw sim::InputError(scenario.file, w->after_pointer(),
+                              "a workload that does not, through its own \"after\", wait for this one",
+                              "\"" + w->after() + "\", a cycle");
   }
 }
 

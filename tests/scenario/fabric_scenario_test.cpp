@@ -203,6 +203,54 @@ TEST_CASE("fabric: one RC WRITE of 896 MiB, longer to send than the 67 ms transp
   }
 }
 
+TEST_CASE("fabric: a workload with \"after\" starts when the one it names has ended, start_us after it",
+          "[scenario][fabric]") {
+  const json lat = {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"iterations", 200}};
+  const json bw = {{"type", "ib_write_bw"}, {"name", "bw"},        {"client", "h0"},
+                   {"server", "h1"},        {"size_bytes", 65536}, {"iterations", 200}};
+  const json alone = run_report("after_alone", scenario("after", star(2), json::array({lat})));
+  const auto end_of = [](const json& report) { return report.at("results").at("simulated_time_us").get<double>(); };
+  // Together, the bandwidth test's packets queue ahead of the latency test's; after it, they cannot.
+  const json together = run_report("after_together", scenario("after", star(2), json::array({lat, bw})));
+  json after = bw;
+  after["after"] = "ib_write_lat";
+  const json sequence = run_report("after_sequence", scenario("after", star(2), json::array({lat, after})));
+  const auto typical = [&](const json& report) {
+    return results_of(report, "ib_write_lat").at(0).at("t_typical_us").get<double>();
+  };
+  CHECK(typical(together) > typical(alone));
+  CHECK(results_of(sequence, "ib_write_lat") == results_of(alone, "ib_write_lat"));
+  CHECK(results_of(sequence, "bw").at(0).at("iterations") == 200);
+  CHECK(end_of(sequence) > end_of(together));
+  // start_us counts from the predecessor's end.
+  after["start_us"] = 10;
+  const json later = run_report("after_later", scenario("after", star(2), json::array({lat, after})));
+  CHECK(end_of(later) - end_of(sequence) == Approx(10).margin(1e-6));
+  CHECK(later.at("config").at("workloads").at(1).at("after") == "ib_write_lat");
+
+  // A name no workload has, the workload itself, a cycle: exit 2 at the "after" that cannot be met.
+  const auto error_of = [&](const std::string& name, const json& workloads) {
+    const std::string path = testing::write_temp(name + ".json", scenario("after", star(2), workloads).dump(2));
+    const auto r = run_cli({"validate", path});
+    CHECK(r.exit_code == 2);
+    return r.err.substr(r.err.find(path) + path.size());
+  };
+  json self = bw;
+  self["after"] = "bw";
+  json a = lat, b = bw;
+  a["after"] = "bw";
+  b["after"] = "ib_write_lat";
+  json nosuch = bw;
+  nosuch["after"] = "nosuch";
+  CHECK(error_of("after_nosuch", json::array({lat, nosuch})) ==
+        ":/workloads/1/after: expected the name of another workload of the scenario, got \"nosuch\"\n");
+  CHECK(error_of("after_self", json::array({lat, self})) ==
+        ":/workloads/1/after: expected the name of another workload of the scenario, got \"bw\"\n");
+  CHECK(error_of("after_cycle", json::array({a, b})) ==
+        ":/workloads/0/after: expected a workload that does not, through its own "
+        "\"after\", wait for this one, got \"bw\", a cycle\n");
+}
+
 TEST_CASE("fabric: ib_write_bw over 2 QPs completes every message of both", "[scenario][fabric]") {
   const json report = run_report("write_bw_2qps", scenario("write_bw_2qps", star(2),
                                                            {{{"type", "ib_write_bw"},
@@ -423,7 +471,7 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
        "iterations, tx_depth, qps, inline_size_bytes, post_list, cq_mod, mtu_bytes, qp_timeout, retry_count, "
        "connection, blueflame, "
        "bidirectional, "
-       "atomic, client_ib_port, server_ib_port, start_us, "
+       "atomic, client_ib_port, server_ib_port, start_us, after, "
        "got unknown key \"sizes_bytes\""},
       {"ib_port_absent",
        {{"type", "ib_write_lat"}, {"client", "h0"}, {"server", "h1"}, {"server_ib_port", 3}},
@@ -462,7 +510,8 @@ TEST_CASE("fabric: bad workload input exits 2 naming the file and the JSON point
        {{"type", "ib_atomic_bw"}, {"client", "h0"}, {"server", "h1"}, {"inline_size_bytes", 8}},
        ":/workloads/0/inline_size_bytes: expected one of the keys type, name, client, server, extra_clients, "
        "size_bytes, iterations, tx_depth, qps, post_list, cq_mod, mtu_bytes, qp_timeout, retry_count, connection, "
-       "blueflame, atomic, counters, counter_stride_bytes, client_ib_port, server_ib_port, start_us, got unknown key "
+       "blueflame, atomic, counters, counter_stride_bytes, client_ib_port, server_ib_port, start_us, after, got "
+       "unknown key "
        "\"inline_size_bytes\""},
       {"header_only_write",
        {{"type", "ib_write_bw"}, {"client", "h0"}, {"server", "h1"}, {"size_bytes", 0}},

@@ -289,7 +289,7 @@ TEST_CASE("workloads: a choice option's and an unknown key's errors are the JSON
         "t.json:/workloads/0/verb: expected one of the keys type, name, client, server, all_sizes, size_bytes, "
         "iterations, tx_depth, qps, inline_size_bytes, post_list, cq_mod, mtu_bytes, qp_timeout, retry_count, "
         "connection, blueflame, srq, "
-        "bidirectional, atomic, client_ib_port, server_ib_port, start_us, got unknown key \"verb\"");
+        "bidirectional, atomic, client_ib_port, server_ib_port, start_us, after, got unknown key \"verb\"");
   nlohmann::json pattern = {{"type", "all_to_all"}, {"verb", 3}};
   const std::string verb = message([&] {
     sim::JsonObjectReader r("t.json", pattern, "/workloads/0");
