@@ -912,7 +912,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     sweep.seed = unsigned_option(v, "seed", 0, UINT64_MAX);
   const bool collect = v.count("collect") > 0;
   const bool emit = v.count("emit-slurm") > 0;
-  // A Slurm array task runs some points (--point, --points, --task): [subset.first, subset.end), when `subset`.
+  // A Slurm array task runs some points (--point, --points, --task): those of `range` (below), when `subset`.
   const bool subset = v.count("point") + v.count("points") + v.count("task") > 0;
   if (v.count("point") + v.count("points") + v.count("task") > 1)
     throw UsageError{"give one of --point, --points and --task"};
@@ -1001,7 +1001,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
 
   make_output_directory(dir + "/points", "--out");
   // One sweep at a time in a directory, or else both would run every point and race on their reports; the tasks
-  // of a Slurm array (--point) each write their own point, so they share it.
+  // of a Slurm array (--task, --point, --points) each write their own points, so they share it.
   const DirectoryLock lock(dir, !subset, "sweep");
   // The manifest: what this directory's points are. A different sweep in the same directory would mix results.
   nlohmann::ordered_json manifest;
@@ -1036,8 +1036,9 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
         << (array.per_task == 1 ? "" : "s") << " each) for the " << points.size() << " points of sweep " << sweep.name
         << " into " << dir << "\n";
     if (array.batched_automatically)
-      out << "  batched automatically: " << points.size() << " tasks would exceed Slurm's default MaxArraySize of "
-          << slurm_default_max_array_size << " (--points-per-task sets the batch)\n";
+      out << "  batched automatically: one task per point (" << points.size()
+          << " tasks) would exceed Slurm's default MaxArraySize of " << slurm_default_max_array_size
+          << " (--points-per-task sets the batch)\n";
     else if (tasks > slurm_default_max_array_size)
       out << "  note: " << tasks << " tasks exceed Slurm's default MaxArraySize of " << slurm_default_max_array_size
           << "; the cluster must allow more\n";
