@@ -2,6 +2,7 @@
 // processes of it): a sweep's grid, CSV rows and per-point reports, parallel runs, resume, Slurm array jobs, failing
 // points, sweeps over hardware profile values; compare's latency and message-rate effects of inline, BlueFlame,
 // postlist and unsignaled completions, and its PCIe transactions per message against the reference's per-post costs.
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 
 #include "tests/scenario/cli_harness.h"
 #include "tests/scenario/fabric_scenarios.h"
+#include "tools/ibnetsim/sweep.h"
 
 using nlohmann::json;
 using testing::run_executable;
@@ -370,8 +372,8 @@ TEST_CASE("sweep: a SWEEP.json with a range, zipped parameters and named variant
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
     const std::string text = slurp(script);
-    CHECK_THAT(text, Catch::StartsWith("#!/bin/bash") && Catch::Contains("#SBATCH --array=0-11") &&
-                         Catch::Contains("--point \"${SLURM_ARRAY_TASK_ID}\""));
+    CHECK_THAT(text, Catch::StartsWith("#!/bin/bash") && Catch::Contains("#SBATCH --array=0-11\n") &&
+                         Catch::Contains("--task \"${SLURM_ARRAY_TASK_ID}\" --points-per-task 1"));
     CHECK_FALSE(fs::exists(dir + "/points/00000.json"));
     const auto task = run_executable("sweep " + dir + "/sweep.json --out " + dir + " --point 7 --quiet", dir + ".7");
     INFO(task.err);
@@ -741,5 +743,214 @@ TEST_CASE("compare: named variants, and bad requests exit 2", "[scenario][experi
     const auto r = run_executable("compare " + scenario + " --features inline,turbo", scenario + ".turbo");
     CHECK(r.exit_code == 2);
     CHECK_THAT(r.err, Catch::Contains("unknown feature 'turbo'"));
+  }
+}
+
+namespace {
+
+/// A small PHOLD scenario (a few LPs, a microsecond): points that run in milliseconds.
+std::string tiny_phold(const std::string& name) {
+  json s = json::parse(slurp(testing::source_path("scenarios/phold.json")));
+  s.erase("$schema");
+  s["duration_us"] = 1;
+  s["workload"]["lp_count"] = 8;
+  return write_scenario(name, s);
+}
+
+/// The value of "#SBATCH --key=" in a script, or "" without one.
+std::string sbatch_value(const std::string& script, const std::string& key) {
+  const std::string prefix = "#SBATCH --" + key + "=";
+  const std::size_t at = script.find(prefix);
+  if (at == std::string::npos)
+    return "";
+  const std::size_t from = at + prefix.size();
+  return script.substr(from, script.find('\n', from) - from);
+}
+
+} // namespace
+
+TEST_CASE("sweep: a 1500-point Slurm array is batched within 1001 tasks whose ranges cover every point once",
+          "[scenario][experiment]") {
+  const std::string scenario = tiny_phold("slurm_big");
+  const std::string dir = fresh_dir("slurm_big");
+  const std::string script = dir + ".sbatch";
+  const std::string base = "sweep " + scenario + " --sweep /seed=1..1500+1 --out " + dir;
+  const auto r = run_executable(base + " --emit-slurm " + script, dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("a Slurm array of 750 tasks (2 points each) for the 1500 points") &&
+                        Catch::Contains("batched automatically"));
+  const std::string text = slurp(script);
+  CHECK(sbatch_value(text, "array") == "0-749");
+  CHECK_THAT(text, Catch::Contains("# Batched automatically") &&
+                       Catch::Contains("--task \"${SLURM_ARRAY_TASK_ID}\" --points-per-task 2"));
+  CHECK(fs::is_empty(dir + "/points")); // emitting runs nothing
+  // The mapping the tasks use (--task I --points-per-task N) covers each point exactly once.
+  const std::size_t per_task = cli::default_points_per_task(1500);
+  CHECK(per_task == 2);
+  CHECK(cli::default_points_per_task(1001) == 1);
+  CHECK(cli::default_points_per_task(1002) == 2);
+  std::vector<int> covered(1500, 0);
+  for (std::size_t task = 0; task < 750; ++task) {
+    const cli::PointRange range = cli::task_points(task, per_task, 1500);
+    for (std::size_t i = range.first; i < range.end; ++i)
+      ++covered.at(i);
+  }
+  CHECK(std::count(covered.begin(), covered.end(), 1) == 1500);
+  // An uneven last task: 7 points, 3 a task: 0-2, 3-5, 6.
+  CHECK(cli::task_points(2, 3, 7).first == 6);
+  CHECK(cli::task_points(2, 3, 7).end == 7);
+
+  // The last task runs its two points, as --point would write them; a task past the end is bad input.
+  auto task = run_executable("sweep " + dir + "/sweep.json --task 749 --points-per-task 2 -j 1 --quiet", dir + ".t");
+  INFO(task.err);
+  CHECK(task.exit_code == 0);
+  CHECK(fs::exists(dir + "/points/01498.json"));
+  CHECK(fs::exists(dir + "/points/01499.json"));
+  CHECK_FALSE(fs::exists(dir + "/points/01497.json"));
+  CHECK_FALSE(fs::exists(dir + "/results.csv"));
+  task = run_executable("sweep " + dir + "/sweep.json --task 750 --points-per-task 2", dir + ".t2");
+  CHECK(task.exit_code == 2);
+  CHECK_THAT(task.err, Catch::Contains("--task 750: a sweep of 1500 points has tasks 0..749"));
+
+  // An explicit batch is the user's: no automatic batching.
+  const auto explicit_batch = run_executable(base + " --emit-slurm " + script + " --points-per-task 100", dir + ".e");
+  CHECK(explicit_batch.exit_code == 0);
+  CHECK(sbatch_value(slurp(script), "array") == "0-14");
+  CHECK_THAT(slurp(script), !Catch::Contains("Batched automatically"));
+}
+
+TEST_CASE("sweep: --slurm-option adds #SBATCH lines, --array-throttle limits the array, logs are per job and task",
+          "[scenario][experiment]") {
+  const std::string scenario = tiny_phold("slurm_options");
+  const std::string dir = fresh_dir("slurm_options");
+  const std::string script = dir + ".sbatch";
+  const std::string base = "sweep " + scenario + " --sweep /seed=1,2,3 --out " + dir + " --emit-slurm " + script;
+  const auto r = run_executable(base + " --slurm-option=--time=01:00:00 --slurm-option=--partition=compute"
+                                       " --slurm-option=--account=proj --slurm-option=--exclusive"
+                                       " --slurm-option=--cpus-per-task=4 --array-throttle 2",
+                                dir);
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string text = slurp(script);
+  INFO(text);
+  CHECK(sbatch_value(text, "array") == "0-2%2");
+  CHECK(sbatch_value(text, "time") == "01:00:00");
+  CHECK(sbatch_value(text, "partition") == "compute");
+  CHECK(sbatch_value(text, "account") == "proj");
+  CHECK_THAT(text, Catch::Contains("#SBATCH --exclusive\n"));
+  CHECK(sbatch_value(text, "cpus-per-task") == "4"); // the user's replaces the default 1
+  CHECK(text.find("--cpus-per-task=1") == std::string::npos);
+  CHECK(sbatch_value(text, "output") == dir + "/slurm/%A_%a.out");
+  CHECK_THAT(text, Catch::Contains("-j \"${SLURM_CPUS_PER_TASK:-1}\""));
+  // Every #SBATCH line comes before the first command, or sbatch ignores it.
+  CHECK(text.rfind("#SBATCH") < text.find("set -euo pipefail"));
+  CHECK(fs::is_empty(dir + "/points"));
+
+  for (const char* bad :
+       {"--slurm-option=time=1:00", "--slurm-option=-t", "--slurm-option=--time=", "--slurm-option='--time 1:00'",
+        "--slurm-option=--array=0-3", "--slurm-option=--output=x.out"}) {
+    const auto b = run_executable(base + " " + bad, dir + ".bad");
+    INFO(bad << ": " << b.err);
+    CHECK(b.exit_code == 2);
+    CHECK_THAT(b.err, Catch::Contains("--slurm-option"));
+  }
+  const auto no_emit =
+      run_executable("sweep " + scenario + " --sweep /seed=1,2 --out " + dir + "x --array-throttle 2", dir + ".ne");
+  CHECK(no_emit.exit_code == 2);
+}
+
+TEST_CASE("sweep: --collect runs nothing, writes the CSV of the finished points and lists the missing ones",
+          "[scenario][experiment]") {
+  const std::string scenario = tiny_phold("collect");
+  const std::string dir = fresh_dir("collect");
+  const std::string base = "sweep " + scenario + " --sweep /seed=1,2,3,4,5 --out " + dir;
+  // Points 0-1 and 4 run, as array tasks would.
+  auto r = run_executable(base + " --points 0-1 -q", dir + ".1");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  r = run_executable("sweep " + dir + "/sweep.json --point 4 -q", dir + ".2");
+  REQUIRE(r.exit_code == 0);
+  CHECK_FALSE(fs::exists(dir + "/points/00002.json"));
+
+  // Collect from the directory's sweep.json alone: its directory is the output directory.
+  r = run_executable("sweep " + dir + "/sweep.json --collect", dir + ".3");
+  INFO(r.out << r.err);
+  CHECK(r.exit_code == 1);
+  CHECK_THAT(r.out, Catch::Contains("collected 3 of 5 points") && Catch::Contains("missing 2 points: 2-3"));
+  CHECK_FALSE(fs::exists(dir + "/points/00002.json")); // nothing ran
+  std::vector<CsvRow> rows = read_csv(dir + "/results.csv");
+  REQUIRE(rows.size() == 5);
+  CHECK(rows[0].at("status") == "ok");
+  CHECK(rows[2].at("status") == "not run");
+  CHECK(rows[4].at("status") == "ok");
+  CHECK(rows[4].at("seed") == "5");
+
+  // Once the rest have run, collecting is complete: exit 0.
+  r = run_executable("sweep " + dir + "/sweep.json --points 2-3 -q", dir + ".4");
+  REQUIRE(r.exit_code == 0);
+  r = run_executable("sweep " + dir + "/sweep.json --collect", dir + ".5");
+  CHECK(r.exit_code == 0);
+  CHECK_THAT(r.out, Catch::Contains("collected 5 of 5 points"));
+  rows = read_csv(dir + "/results.csv");
+  for (const CsvRow& row : rows)
+    CHECK(row.at("status") == "ok");
+
+  // Collecting a directory without a sweep, or with --emit-slurm, is bad input.
+  r = run_executable(base + "-none --collect", dir + ".6");
+  CHECK(r.exit_code == 2);
+  CHECK_THAT(r.err, Catch::Contains("points.json"));
+  r = run_executable(base + " --collect --emit-slurm x.sbatch", dir + ".7");
+  CHECK(r.exit_code == 2);
+  r = run_executable(base + " --points 3-1", dir + ".8");
+  CHECK(r.exit_code == 2);
+  r = run_executable(base + " --points 0-5", dir + ".9");
+  CHECK(r.exit_code == 2);
+}
+
+TEST_CASE("sweep: a sweep directory stores its scenario relative, so a copied directory resumes and collects",
+          "[scenario][experiment]") {
+  const std::string scenario = tiny_phold("relocate");
+  const std::string dir = fresh_dir("relocate");
+  auto r = run_executable("sweep " + scenario + " --sweep /seed=1,2,3 --out " + dir + " -q", dir + ".1");
+  INFO(r.out << r.err);
+  REQUIRE(r.exit_code == 0);
+  const std::string scenario_name = fs::path(scenario).filename().string();
+  // Beside each other in the scratch directory: "../SCENARIO".
+  CHECK(json::parse(slurp(dir + "/sweep.json"))["scenario"] == "../" + scenario_name);
+  CHECK(json::parse(slurp(dir + "/points.json"))["scenario"] == "../" + scenario_name);
+
+  SECTION("a copy beside the original resumes without rerunning anything, and collects") {
+    const std::string copy = fresh_dir("relocate_copy");
+    fs::copy(dir, copy, fs::copy_options::recursive);
+    fs::remove(copy + "/results.csv");
+    r = run_executable("sweep " + copy + "/sweep.json", copy + ".1");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("3 points: 0 run (0 failed), 3 already done"));
+    CHECK(read_csv(copy + "/results.csv").size() == 3);
+    r = run_executable("sweep " + copy + "/sweep.json --collect", copy + ".2");
+    CHECK(r.exit_code == 0);
+  }
+  SECTION("a copy away from its scenario collects, and resumes once its sweep.json names the scenario again") {
+    const std::string copy = fresh_dir("relocate_far") + "/deeper/here.sweep";
+    fs::create_directories(fs::path(copy).parent_path());
+    fs::copy(dir, copy, fs::copy_options::recursive);
+    fs::remove(copy + "/results.csv");
+    r = run_executable("sweep " + copy + "/sweep.json --collect", copy + ".1");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(read_csv(copy + "/results.csv").size() == 3);
+    // Running needs the scenario: where sweep.json says it is not is exit 2, naming the file and the pointer.
+    r = run_executable("sweep " + copy + "/sweep.json", copy + ".2");
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(copy + "/sweep.json:/scenario"));
+    json moved = json::parse(slurp(copy + "/sweep.json"));
+    moved["scenario"] = scenario;
+    std::ofstream(copy + "/sweep.json") << moved.dump(2);
+    r = run_executable("sweep " + copy + "/sweep.json", copy + ".3");
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out, Catch::Contains("3 points: 0 run (0 failed), 3 already done"));
   }
 }

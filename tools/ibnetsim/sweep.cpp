@@ -1,5 +1,7 @@
 #include "tools/ibnetsim/sweep.h"
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -282,6 +284,36 @@ std::string point_stem(const std::string& dir, std::size_t index) {
   return dir + "/points/" + name;
 }
 
+/// `path` (absolute) relative to `directory` (absolute), as the sweep directory's sweep.json and points.json store
+/// the scenario: a directory copied or moved together with its scenario still finds it.
+std::string path_from(const std::string& directory, const std::string& path) {
+  const fs::path relative = fs::path(path).lexically_relative(directory);
+  return relative.empty() ? path : relative.string();
+}
+
+/// `text` quoted for bash.
+std::string shell_quoted(const std::string& text) {
+  std::string quoted = "'";
+  for (const char c : text)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+/// "0-3, 7, 9-10": the indices (ascending) as ranges.
+std::string index_ranges(const std::vector<std::size_t>& indices) {
+  std::ostringstream text;
+  for (std::size_t i = 0; i < indices.size();) {
+    std::size_t j = i;
+    while (j + 1 < indices.size() && indices[j + 1] == indices[j] + 1)
+      ++j;
+    text << (i == 0 ? "" : ", ") << indices[i];
+    if (j > i)
+      text << "-" << indices[j];
+    i = j + 1;
+  }
+  return text.str();
+}
+
 /// Where the sweep's metrics were given, for errors about them: the sweep file at /metrics/i, or --metric.
 struct MetricSource {
   std::string file; ///< the sweep file, or "--metric"
@@ -365,7 +397,9 @@ std::size_t write_csv(const Sweep& sweep, const std::vector<SweepPoint>& points,
     any_report |= ok;
     std::string status = "ok";
     if (!ok)
-      status = jobs[i].exit_code > 0 ? "failed (exit " + std::to_string(jobs[i].exit_code) + ")" : "not run";
+      status = jobs[i].exit_code > 0   ? "failed (exit " + std::to_string(jobs[i].exit_code) + ")"
+               : jobs[i].error.empty() ? "not run"
+                                       : "failed"; // collected: its log is there, its exit code is not
     csv << i << "," << csv_field(status);
     for (const nlohmann::json& v : points[i].values)
       csv << "," << csv_field(cell_text(v));
@@ -394,31 +428,80 @@ std::string point_label(const Sweep& sweep, const SweepPoint& point) {
   return label;
 }
 
-void write_slurm(const std::string& path, const Sweep& sweep, const std::string& dir, std::size_t points) {
+/// How the Slurm array runs a sweep's points: `per_task` consecutive points per task, at most `throttle` tasks at once
+/// (0: no limit), and the user's #SBATCH options (checked: --key=value or --flag).
+struct SlurmArray {
+  std::size_t per_task = 1;
+  bool batched_automatically = false; ///< per_task chosen to keep within slurm_default_max_array_size
+  std::size_t throttle = 0;
+  std::vector<std::string> options;
+};
+
+/// The key of a --slurm-option ("--time=1:00:00" -> "time"), or a UsageError (exit 2) for what is not an option of
+/// the form --key=value or --flag, or sets what the script sets from the sweep (--array, --output).
+std::string slurm_option_key(const std::string& option) {
+  const std::size_t equals = option.find('=');
+  const bool dashes = option.starts_with("--"); // then `equals`, if any, is past them
+  const std::string key = dashes ? option.substr(2, equals == std::string::npos ? std::string::npos : equals - 2) : "";
+  bool ok = dashes && !key.empty() && std::isalpha(static_cast<unsigned char>(key[0]));
+  for (const char c : key)
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
+  // An #SBATCH line is one line, and an option without its value would take the next line's words.
+  ok = ok && (equals == std::string::npos || equals + 1 < option.size());
+  for (const char c : option)
+    ok = ok && !std::iscntrl(static_cast<unsigned char>(c));
+  if (!ok)
+    throw UsageError{"--slurm-option expects one sbatch option as --key=value or --flag (for example "
+                     "--slurm-option=--time=01:00:00), got '" +
+                     option + "'"};
+  if (key == "array" || key == "output" || key == "error")
+    throw UsageError{"--slurm-option " + option + ": the script sets --" + key +
+                     " itself (use --points-per-task and --array-throttle for the array; logs go to "
+                     "DIR/slurm/%A_%a.out)"};
+  return key;
+}
+
+void write_slurm(const std::string& path, const Sweep& sweep, const std::string& dir, std::size_t points,
+                 const SlurmArray& array) {
   const std::string exe = self_executable();
   const std::string sweep_file = dir + "/sweep.json";
+  const std::size_t tasks = (points + array.per_task - 1) / array.per_task;
+  std::set<std::string> keys;
+  for (const std::string& o : array.options)
+    keys.insert(slurm_option_key(o));
   std::ostringstream script;
   script << "#!/bin/bash\n"
-         << "# Slurm array job for ibnetsim sweep \"" << sweep.name << "\": one task per point (" << points
-         << " points).\n"
-         << "# Submit:  sbatch " << path << "\n"
-         << "# Collect: " << exe << " sweep " << sweep_file << " --out " << dir
-         << "   (reruns nothing that finished; writes results.csv)\n"
-         << "#SBATCH --job-name=ibnetsim-" << sweep.name << "\n"
-         << "#SBATCH --array=0-" << points - 1 << "\n"
-         << "#SBATCH --ntasks=1\n"
-         << "#SBATCH --cpus-per-task=1\n"
-         << "#SBATCH --output=" << dir << "/slurm/%a.out\n"
-         << "set -euo pipefail\n";
+         << "# Slurm array job for ibnetsim sweep \"" << sweep.name << "\": " << points << " points, " << tasks
+         << " tasks of " << array.per_task << " consecutive point" << (array.per_task == 1 ? "" : "s")
+         << " (task I runs points I*" << array.per_task << " up to the next task's first).\n";
+  if (array.batched_automatically)
+    script << "# Batched automatically: one task per point would exceed Slurm's default MaxArraySize of "
+           << slurm_default_max_array_size << " (--points-per-task sets the batch).\n";
+  script << "# Submit:  sbatch " << path << "\n"
+         << "# Collect: " << exe << " sweep " << sweep_file
+         << " --collect   (runs nothing: writes results.csv, lists the points without a report)\n";
+  // The user's options replace the defaults they name; #SBATCH lines must come before the first command.
+  if (!keys.contains("job-name"))
+    script << "#SBATCH --job-name=ibnetsim-" << sweep.name << "\n";
+  script << "#SBATCH --array=0-" << tasks - 1;
+  if (array.throttle > 0)
+    script << "%" << array.throttle;
+  script << "\n";
+  if (!keys.contains("ntasks"))
+    script << "#SBATCH --ntasks=1\n";
+  if (!keys.contains("cpus-per-task"))
+    script << "#SBATCH --cpus-per-task=1\n";
+  // Job id and task index: a resubmitted array does not overwrite the logs of the one before.
+  script << "#SBATCH --output=" << dir << "/slurm/%A_%a.out\n";
+  for (const std::string& o : array.options)
+    script << "#SBATCH " << o << "\n";
+  script << "set -euo pipefail\n";
   // The data directory this sweep reads (from --data-dir or the environment), for the tasks and the collection.
-  if (const char* data_dir = std::getenv(sim::data_dir_environment); data_dir != nullptr && *data_dir != '\0') {
-    std::string quoted = "'";
-    for (const char* c = data_dir; *c != '\0'; ++c)
-      quoted += *c == '\'' ? std::string("'\\''") : std::string(1, *c);
-    script << "export " << sim::data_dir_environment << "=" << quoted << "'\n";
-  }
-  script << "exec " << exe << " sweep " << sweep_file << " --out " << dir
-         << " --point \"${SLURM_ARRAY_TASK_ID}\" --quiet\n";
+  if (const char* data_dir = std::getenv(sim::data_dir_environment); data_dir != nullptr && *data_dir != '\0')
+    script << "export " << sim::data_dir_environment << "=" << shell_quoted(data_dir) << "\n";
+  script << "exec " << shell_quoted(exe) << " sweep " << shell_quoted(sweep_file) << " --out " << shell_quoted(dir)
+         << " --task \"${SLURM_ARRAY_TASK_ID}\" --points-per-task " << array.per_task
+         << " -j \"${SLURM_CPUS_PER_TASK:-1}\" --quiet\n";
   make_output_directory(dir + "/slurm", "the sweep's Slurm logs");
   write_file_atomically(path, script.str());
   fs::permissions(path, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec, fs::perm_options::add);
@@ -436,7 +519,107 @@ int sweep_exit_code(const std::vector<PointJob>& jobs) {
   return invariant ? sim::exit_invariant_violation : input ? sim::exit_input_error : any ? 1 : sim::exit_ok;
 }
 
+MetricSource metric_source_of(bool from_command_line, const std::string& sweep_file) {
+  return {from_command_line ? "--metric" : sweep_file, !from_command_line};
+}
+
+/// points.json's list: what each point of the directory is.
+nlohmann::ordered_json manifest_points(const std::vector<SweepPoint>& points) {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < points.size(); ++i)
+    list.push_back({{"point", i}, {"overrides", points[i].overrides}});
+  return list;
+}
+
+/// Whether the manifest at `path` is of the sweep `manifest` describes: the same scenario contents, seed and points.
+/// Not the same path: a sweep directory moved, or its sweep.json pointed at the scenario's new place, resumes (a
+/// file the scenario names that changed still reruns its points, by their config_digest).
+bool same_manifest(const std::string& path, const nlohmann::ordered_json& manifest) {
+  try {
+    const nlohmann::ordered_json old = nlohmann::ordered_json::parse(slurp(path));
+    for (const char* key : {"scenario_digest", "seed", "points"})
+      if (!old.contains(key) || old[key] != manifest[key])
+        return false;
+    return true;
+  } catch (const nlohmann::json::exception&) {
+    return false;
+  }
+}
+
+/// Throws the exit-2 error for the first of the sweep's metrics that named no value in any point's report.
+void check_unmatched(const Sweep& sweep, const std::vector<std::size_t>& unmatched, const MetricSource& source,
+                     const std::string& dir) {
+  if (unmatched.empty())
+    return;
+  const std::string& m = sweep.metrics[unmatched.front()];
+  throw sim::InputError(source.file, source.pointer(unmatched.front()),
+                        "a metric that names a value of the points' reports, as the CSV of a sweep without "
+                        "metrics names them (" +
+                            dir + "/points/ holds the reports)",
+                        "\"" + m + "\", found in none" +
+                            (unmatched.size() > 1 ? " (nor " + std::to_string(unmatched.size() - 1) + " more)" : ""));
+}
+
+/// `sweep --collect`: results.csv from the reports in `dir`, running nothing (on a login node, or while array tasks
+/// still run). 0 when every point has its report, 1 when some have none (they are listed).
+int collect_sweep(const Sweep& sweep, const std::vector<SweepPoint>& points, const std::string& dir,
+                  const MetricSource& metric_source, std::ostream& out) {
+  const std::string manifest_path = dir + "/points.json";
+  if (!fs::exists(manifest_path))
+    throw sim::InputError(manifest_path, "",
+                          "a sweep directory (its points.json is written when the sweep runs or emits its Slurm "
+                          "script)",
+                          "no such file");
+  nlohmann::ordered_json manifest;
+  try {
+    manifest = nlohmann::ordered_json::parse(slurp(manifest_path));
+  } catch (const nlohmann::json::exception& e) {
+    throw sim::InputError(manifest_path, "", "the JSON a sweep writes", e.what());
+  }
+  if (!manifest.is_object() || !manifest.contains("points") || manifest["points"] != manifest_points(points))
+    throw sim::InputError(manifest_path, "/points",
+                          "the points of sweep " + sweep.name + " (" + metric_source.file + ")",
+                          "another sweep's points");
+  std::vector<PointJob> jobs(points.size());
+  std::vector<std::size_t> missing, failed;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    jobs[i].report_path = point_stem(dir, i) + ".json";
+    jobs[i].log_path = point_stem(dir, i) + ".log";
+    if (fs::exists(jobs[i].report_path))
+      continue;
+    missing.push_back(i);
+    // A failed run keeps its log beside where its report would be.
+    if (fs::exists(jobs[i].log_path)) {
+      failed.push_back(i);
+      jobs[i].error = "no report: see points/" + fs::path(jobs[i].log_path).filename().string();
+    }
+  }
+  std::vector<std::size_t> unmatched;
+  (void)write_csv(sweep, points, dir, jobs, unmatched);
+  out << "sweep " << sweep.name << ": collected " << points.size() - missing.size() << " of " << points.size()
+      << " points into " << dir << "/results.csv (nothing run)\n";
+  if (!missing.empty()) {
+    out << "  missing " << missing.size() << " point" << (missing.size() == 1 ? "" : "s") << ": "
+        << index_ranges(missing) << "\n";
+    if (!failed.empty())
+      out << "  of which failed (a log in points/): " << index_ranges(failed) << "\n";
+    out << "  run them: ibnetsim sweep " << dir << "/sweep.json (or resubmit the Slurm array: finished points are "
+        << "skipped)\n";
+  }
+  check_unmatched(sweep, unmatched, metric_source, dir);
+  return missing.empty() ? sim::exit_ok : 1;
+}
+
 } // namespace
+
+PointRange task_points(std::size_t task, std::size_t per_task, std::size_t points) {
+  const std::size_t first = std::min(task * per_task, points);
+  return {first, std::min(first + per_task, points)};
+}
+
+std::size_t default_points_per_task(std::size_t points) {
+  return std::max<std::size_t>(1, (points + slurm_default_max_array_size - 1) / slurm_default_max_array_size);
+}
 
 std::vector<std::string> axis_columns(const Sweep& sweep) {
   std::vector<std::string> columns;
@@ -449,7 +632,7 @@ Sweep read_sweep_file(const std::string& path) {
   return read_sweep(sim::load_json_file(path));
 }
 
-Sweep read_sweep(const sim::JsonDocument& doc) {
+Sweep read_sweep(const sim::JsonDocument& doc, bool scenario_must_exist) {
   const std::string& path = doc.file;
   sim::JsonObjectReader top(doc.file, doc.root, "");
   top.skip("$schema");
@@ -464,7 +647,7 @@ Sweep read_sweep(const sim::JsonDocument& doc) {
           .string();
   // Without the error_code, a name the system refuses (too long, say) would throw filesystem_error: not bad input.
   std::error_code error;
-  if (!fs::is_regular_file(sweep.scenario, error))
+  if (scenario_must_exist && !fs::is_regular_file(sweep.scenario, error))
     throw sim::InputError(doc.file, "/scenario", "a scenario file (relative paths from the sweep's directory)",
                           "\"" + scenario + "\", " + (error ? error.message() : "which does not exist"));
   sweep.seed = top.optional_uint("seed", 0, UINT64_MAX);
@@ -579,12 +762,12 @@ std::vector<SweepPoint> expand(const Sweep& sweep) {
   return points;
 }
 
-nlohmann::ordered_json sweep_document(const Sweep& sweep) {
+nlohmann::ordered_json sweep_document(const Sweep& sweep, const std::string& directory) {
   nlohmann::ordered_json doc;
   doc["name"] = sweep.name;
   if (!sweep.description.empty())
     doc["description"] = sweep.description;
-  doc["scenario"] = sweep.scenario;
+  doc["scenario"] = directory.empty() ? sweep.scenario : path_from(directory, sweep.scenario);
   if (sweep.seed)
     doc["seed"] = *sweep.seed;
   if (!sweep.fixed.empty()) {
@@ -649,8 +832,18 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
                                                     "the sweep's name (default: the scenario's)")(
       "out", po::value<std::string>(), "output directory (default: ./NAME.sweep)")(
       "jobs,j", po::value<std::string>(), "points run at once (default: the machine's cores)")(
-      "point", po::value<std::string>(), "run only this point (0-based), as a Slurm array task does; no CSV")(
+      "point", po::value<std::string>(), "run only this point (0-based); no CSV")(
+      "points", po::value<std::string>(), "run only points FIRST-LAST (0-based, inclusive); no CSV")(
+      "task", po::value<std::string>(), "run the points of Slurm array task I (see --points-per-task); no CSV")(
+      "collect", "run nothing: write results.csv from the finished points and list the missing ones (exit 1 if any)")(
       "emit-slurm", po::value<std::string>(), "write a Slurm array job running the points to FILE, and stop")(
+      "points-per-task", po::value<std::string>(),
+      "consecutive points per array task: task I runs points I*N.. (default: 1, or as many as keep the array "
+      "within Slurm's default MaxArraySize of 1001 tasks)")("array-throttle", po::value<std::string>(),
+                                                            "at most K array tasks at once (--array=0-M%K)")(
+      "slurm-option", po::value<std::vector<std::string>>()->composing(),
+      "an #SBATCH line of the array job, as --slurm-option=--key=value or =--flag (repeatable; for example "
+      "--slurm-option=--time=01:00:00 --slurm-option=--partition=compute)")(
       "restart", "forget finished points (a sweep otherwise resumes, running only the points not yet done)")(
       "quiet,q", "no progress on stderr");
   const Parsed parsed = parse_or_throw(args, options, 1);
@@ -712,13 +905,30 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   } else {
     if (v.count("set") || v.count("metric") || v.count("name"))
       throw UsageError{"--set, --metric and --name go in the SWEEP.json file (or use a SCENARIO with --sweep)"};
-    sweep = read_sweep_file(parsed.positional[0]);
+    // Collecting needs the grid only, not the scenario (a sweep directory copied away from it still collects).
+    sweep = read_sweep(sim::load_json_file(parsed.positional[0]), !v.count("collect"));
   }
   if (v.count("seed"))
     sweep.seed = unsigned_option(v, "seed", 0, UINT64_MAX);
-  // A Slurm array task runs one point (--point): only_point, valid when one_point.
-  const bool one_point = v.count("point") > 0;
-  const std::size_t only_point = one_point ? unsigned_option(v, "point", 0, max_points - 1) : 0;
+  const bool collect = v.count("collect") > 0;
+  const bool emit = v.count("emit-slurm") > 0;
+  // A Slurm array task runs some points (--point, --points, --task): those of `range` (below), when `subset`.
+  const bool subset = v.count("point") + v.count("points") + v.count("task") > 0;
+  if (v.count("point") + v.count("points") + v.count("task") > 1)
+    throw UsageError{"give one of --point, --points and --task"};
+  if (subset && (collect || emit))
+    throw UsageError{"--point, --points and --task run points: not with --collect or --emit-slurm"};
+  if (collect && (emit || v.count("restart")))
+    throw UsageError{"--collect only collects: not with --emit-slurm or --restart"};
+  if (!emit && (v.count("array-throttle") || v.count("slurm-option")))
+    throw UsageError{"--array-throttle and --slurm-option shape the script of --emit-slurm"};
+  if (v.count("points-per-task") && !emit && !v.count("task"))
+    throw UsageError{"--points-per-task goes with --emit-slurm or --task"};
+  for (const std::string& o : strings("slurm-option"))
+    (void)slurm_option_key(o); // bad options exit 2 before anything is written
+  // Points per array task, 0 when not given.
+  const std::size_t per_task = v.count("points-per-task") ? unsigned_option(v, "points-per-task", 1, max_points) : 0;
+  const std::size_t task_batch = per_task > 0 ? per_task : 1;
   const auto parallel =
       v.count("jobs") ? static_cast<unsigned>(unsigned_option(v, "jobs", 1, 65536)) : default_parallelism();
 
@@ -726,13 +936,48 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   if (points.size() > max_points)
     throw UsageError{"a sweep of at most " + std::to_string(max_points) + " points; this one has " +
                      std::to_string(points.size())};
-  if (one_point && only_point >= points.size()) // before anything is written
-    throw UsageError{"--point " + std::to_string(only_point) + ": the sweep has points 0.." +
-                     std::to_string(points.size() - 1)};
+  PointRange range{0, points.size()};
+  if (v.count("point")) {
+    range.first = unsigned_option(v, "point", 0, max_points - 1);
+    range.end = range.first + 1;
+  } else if (v.count("points")) {
+    const std::string text = v["points"].as<std::string>();
+    const std::size_t dash = text.find('-');
+    char* end = nullptr;
+    const unsigned long long first = std::strtoull(text.c_str(), &end, 10);
+    const bool first_ok = dash != std::string::npos && dash > 0 && end == text.c_str() + dash;
+    const unsigned long long last = first_ok ? std::strtoull(text.c_str() + dash + 1, &end, 10) : 0;
+    if (!first_ok || *end != '\0' || dash + 1 == text.size() || last < first ||
+        !std::isdigit(static_cast<unsigned char>(text[0])) || !std::isdigit(static_cast<unsigned char>(text[dash + 1])))
+      throw UsageError{"--points expects FIRST-LAST (0-based, FIRST <= LAST), got '" + text + "'"};
+    range = {static_cast<std::size_t>(first), static_cast<std::size_t>(last) + 1};
+  } else if (v.count("task")) {
+    const std::size_t task = unsigned_option(v, "task", 0, max_points - 1);
+    range = task_points(task, task_batch, points.size());
+    if (range.first == range.end)
+      throw UsageError{"--task " + std::to_string(task) + ": a sweep of " + std::to_string(points.size()) +
+                       " points has tasks 0.." + std::to_string((points.size() - 1) / task_batch) +
+                       " with --points-per-task " + std::to_string(task_batch)};
+  }
+  if (subset && range.end > points.size()) // before anything is written
+    throw UsageError{
+        "--point" +
+        std::string(v.count("points") ? "s " + v["points"].as<std::string>() : " " + std::to_string(range.first)) +
+        ": the sweep has points 0.." + std::to_string(points.size() - 1)};
+  const auto in_range = [&](std::size_t i) { return i >= range.first && i < range.end; };
+  // The directory a sweep.json inside a sweep directory belongs to is its default output directory.
+  std::string default_dir = sweep.name + ".sweep";
+  if (!from_command_line && fs::path(parsed.positional[0]).filename() == "sweep.json" &&
+      fs::exists(fs::path(parsed.positional[0]).parent_path() / "points.json"))
+    default_dir = fs::path(parsed.positional[0]).parent_path().string();
+  const std::string dir =
+      fs::absolute(v.count("out") ? v["out"].as<std::string>() : default_dir).lexically_normal().string();
+  if (collect)
+    return collect_sweep(sweep, points, dir, metric_source_of(from_command_line, parsed.positional[0]), out);
   // Every point must be a valid scenario before anything runs or a Slurm script is written, checked as `validate`
   // checks it (its memory budget, its fabric and the hosts its workloads name included): bad values fail here, with
   // exit 2. The digest each point's run will report comes with it, for resuming. A Slurm task (--point) checks its
-  // own point only: the sweep that emitted the array checked them all.
+  // own points only: the sweep that emitted the array checked them all.
   std::vector<std::string> digests(points.size());
   std::set<std::string> workload_names;
   bool fabric = false;
@@ -742,7 +987,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
       fabric = scenario.workload == ib::scenario::WorkloadType::fabric;
       for (const auto& w : scenario.fabric.workloads)
         workload_names.insert(w->name());
-      if (!one_point || only_point == i) {
+      if (in_range(i)) {
         check_memory_budget(scenario);
         digests[i] = ib::scenario::config_digest(scenario);
       }
@@ -751,43 +996,52 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
       blame_override(e, sweep.scenario, points[i].overrides, points[i].origins, "point " + std::to_string(i));
     }
   }
-  const MetricSource metric_source{from_command_line ? "--metric" : parsed.positional[0], !from_command_line};
+  const MetricSource metric_source = metric_source_of(from_command_line, parsed.positional[0]);
   check_metric_names(sweep, workload_names, fabric, metric_source);
 
-  const std::string dir =
-      fs::absolute(v.count("out") ? v["out"].as<std::string>() : sweep.name + ".sweep").lexically_normal().string();
   make_output_directory(dir + "/points", "--out");
   // One sweep at a time in a directory, or else both would run every point and race on their reports; the tasks
-  // of a Slurm array (--point) each write their own point, so they share it.
-  const DirectoryLock lock(dir, !one_point, "sweep");
+  // of a Slurm array (--task, --point, --points) each write their own points, so they share it.
+  const DirectoryLock lock(dir, !subset, "sweep");
   // The manifest: what this directory's points are. A different sweep in the same directory would mix results.
   nlohmann::ordered_json manifest;
-  manifest["scenario"] = sweep.scenario;
+  manifest["scenario"] = path_from(dir, sweep.scenario);
   manifest["scenario_digest"] = sim::digest_hex(slurp(sweep.scenario));
   manifest["seed"] = sweep.seed ? nlohmann::ordered_json(*sweep.seed) : nlohmann::ordered_json();
-  nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (std::size_t i = 0; i < points.size(); ++i)
-    list.push_back({{"point", i}, {"overrides", points[i].overrides}});
-  manifest["points"] = list;
+  manifest["points"] = manifest_points(points);
   const std::string manifest_path = dir + "/points.json";
   const std::string manifest_text = manifest.dump(2) + "\n";
   if (v.count("restart")) {
     fs::remove_all(dir + "/points");
     make_output_directory(dir + "/points", "--out");
-  } else if (fs::exists(manifest_path) && slurp(manifest_path) != manifest_text) {
+  } else if (fs::exists(manifest_path) && !same_manifest(manifest_path, manifest)) {
     throw sim::InputError(manifest_path, "",
-                          "the same sweep (same scenario file, seed and points) to resume; use another --out, or "
+                          "the same sweep (same scenario contents, seed and points) to resume; use another --out, or "
                           "--restart to discard its results",
                           "a different sweep");
   }
   write_file_atomically(manifest_path, manifest_text);
-  write_file_atomically(dir + "/sweep.json", sweep_document(sweep).dump(2) + "\n");
+  write_file_atomically(dir + "/sweep.json", sweep_document(sweep, dir).dump(2) + "\n");
 
-  if (v.count("emit-slurm")) {
+  if (emit) {
     const std::string path = fs::absolute(v["emit-slurm"].as<std::string>()).lexically_normal().string();
-    write_slurm(path, sweep, dir, points.size());
-    out << "wrote " << path << ": a Slurm array of " << points.size() << " tasks for sweep " << sweep.name << " into "
-        << dir << "\n";
+    SlurmArray array;
+    array.per_task = per_task > 0 ? per_task : default_points_per_task(points.size());
+    array.batched_automatically = per_task == 0 && array.per_task > 1;
+    array.throttle = v.count("array-throttle") ? unsigned_option(v, "array-throttle", 1, max_points) : 0;
+    array.options = strings("slurm-option");
+    write_slurm(path, sweep, dir, points.size(), array);
+    const std::size_t tasks = (points.size() + array.per_task - 1) / array.per_task;
+    out << "wrote " << path << ": a Slurm array of " << tasks << " tasks (" << array.per_task << " point"
+        << (array.per_task == 1 ? "" : "s") << " each) for the " << points.size() << " points of sweep " << sweep.name
+        << " into " << dir << "\n";
+    if (array.batched_automatically)
+      out << "  batched automatically: one task per point (" << points.size()
+          << " tasks) would exceed Slurm's default MaxArraySize of " << slurm_default_max_array_size
+          << " (--points-per-task sets the batch)\n";
+    else if (tasks > slurm_default_max_array_size)
+      out << "  note: " << tasks << " tasks exceed Slurm's default MaxArraySize of " << slurm_default_max_array_size
+          << "; the cluster must allow more\n";
     return sim::exit_ok;
   }
 
@@ -799,7 +1053,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
     jobs[i].overrides = points[i].overrides;
     jobs[i].report_path = point_stem(dir, i) + ".json";
     jobs[i].log_path = point_stem(dir, i) + ".log";
-    if (one_point && only_point != i)
+    if (!in_range(i))
       continue;
     if (fs::exists(jobs[i].report_path)) {
       // Done, unless what it was run from has changed since: a topology file or a hardware profile the scenario
@@ -837,7 +1091,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
         << (job.exit_code == 0 ? "ok" : "FAILED (exit " + std::to_string(job.exit_code) + "): " + job.error) << "\n";
   });
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (one_point)
+  if (subset)
     return sweep_exit_code(jobs);
 
   std::vector<std::size_t> unmatched;
@@ -856,15 +1110,7 @@ int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::
   if (!sweep.plots.empty())
     out << "  plots: tools/plot_sweep.py " << dir << "\n";
   // The results are written: now a metric whose column came out empty in every row is bad input, not a silent gap.
-  if (!unmatched.empty()) {
-    const std::string& m = sweep.metrics[unmatched.front()];
-    throw sim::InputError(metric_source.file, metric_source.pointer(unmatched.front()),
-                          "a metric that names a value of the points' reports, as the CSV of a sweep without "
-                          "metrics names them (" +
-                              dir + "/points/ holds the reports)",
-                          "\"" + m + "\", found in none" +
-                              (unmatched.size() > 1 ? " (nor " + std::to_string(unmatched.size() - 1) + " more)" : ""));
-  }
+  check_unmatched(sweep, unmatched, metric_source, dir);
   return sweep_exit_code(jobs);
 }
 

@@ -38,7 +38,7 @@ struct SweepPlot {
 struct Sweep {
   std::string name;
   std::string description;
-  std::string scenario;              ///< absolute path of the scenario file
+  std::string scenario;              ///< absolute path of the scenario file (sweep.json stores it relative)
   std::vector<std::string> fixed;    ///< overrides every point gets before its own
   std::vector<Origin> fixed_origins; ///< where each came from
   std::optional<std::uint64_t> seed; ///< overrides the scenario's seed (a "/seed" axis varies it)
@@ -57,8 +57,9 @@ struct SweepPoint {
 /// Reads a SWEEP.json file strictly (errors: sim::InputError with the file and JSON pointer).
 Sweep read_sweep_file(const std::string& path);
 /// As read_sweep_file(), for a parsed document (sim::parse_json_text); a relative "scenario" is from the directory of
-/// the document's file name.
-Sweep read_sweep(const sim::JsonDocument& doc);
+/// the document's file name. Without `scenario_must_exist` (collecting a sweep directory copied away from its
+/// scenario needs only the grid), a scenario file that is not there is no error.
+Sweep read_sweep(const sim::JsonDocument& doc, bool scenario_must_exist = true);
 
 /// Parses one command-line list of values: "2,8,64", "2..4096*2" (geometric), "0.1..1+0.1" (arithmetic), with JSON
 /// values ("[1,2]", "\"a,b\"") kept whole; what is not JSON is a string. Problems: sim::InputError about `option`.
@@ -70,8 +71,22 @@ std::vector<SweepPoint> expand(const Sweep& sweep);
 /// All CSV columns that name swept values, in axis order.
 std::vector<std::string> axis_columns(const Sweep& sweep);
 
-/// The sweep as a SWEEP.json document that reads back to the same sweep (ranges written out as values).
-nlohmann::ordered_json sweep_document(const Sweep& sweep);
+/// The sweep as a SWEEP.json document that reads back to the same sweep (ranges written out as values). With a
+/// `directory`, the scenario is written relative to it: the sweep.json of a sweep directory, which can then move
+/// together with its scenario.
+nlohmann::ordered_json sweep_document(const Sweep& sweep, const std::string& directory = "");
+
+/// Which points array task `task` of a sweep of `points` points, `per_task` to a task, runs: [first, end).
+struct PointRange {
+  std::size_t first = 0;
+  std::size_t end = 0;
+};
+PointRange task_points(std::size_t task, std::size_t per_task, std::size_t points);
+
+/// Slurm's default MaxArraySize: array indices run to 1000, so an array of at most this many tasks submits anywhere.
+constexpr std::size_t slurm_default_max_array_size = 1001;
+/// Points per task that keep a sweep of `points` points within slurm_default_max_array_size tasks.
+std::size_t default_points_per_task(std::size_t points);
 
 /// `ibnetsim sweep ...` (after the command word); returns the exit code.
 int command_sweep(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
