@@ -7,7 +7,6 @@
 
 #include "models/link/link.h"
 #include "models/link/port_params.h"
-#include "models/link/port_params.h"
 #include "sim/profile.h"
 
 namespace ib::hca {
