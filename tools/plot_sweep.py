@@ -509,7 +509,7 @@ def render(result, out_path, fmt):
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
-    from matplotlib.ticker import NullFormatter
+    from matplotlib.ticker import FuncFormatter, NullFormatter
 
     spec = result.spec
     nrows, ncols = grid_shape(len(result.panels))
@@ -542,6 +542,11 @@ def render(result, out_path, fmt):
                 ax.xaxis.set_minor_formatter(NullFormatter())
         if result.logy:
             ax.set_yscale("log")
+            # Plain numbers (4, 6, 10) rather than 6x10^0; within about a decade the minor ticks need labels too.
+            plain = FuncFormatter(lambda v, _: format_number(v))
+            ax.yaxis.set_major_formatter(plain)
+            ys = [y for _, drawn in result.panels for _, pts in drawn for p in pts for y in p[2:4]]
+            ax.yaxis.set_minor_formatter(plain if max(ys) / min(ys) < 30 else NullFormatter())
         if result.categories is not None:
             ax.set_xticks(range(len(result.categories)))
             ax.set_xticklabels(result.categories)
@@ -549,8 +554,8 @@ def render(result, out_path, fmt):
         xlabel = spec["xlabel"] if spec["xlabel"] is not None else spec["x"]
         ylabel = spec["ylabel"] if spec["ylabel"] is not None else spec["y"]
         if small:
-            fig.supxlabel(xlabel)
-            fig.supylabel(ylabel)
+            fig.supxlabel(xlabel, fontsize="medium")
+            fig.supylabel(ylabel, fontsize="medium")
             if spec["title"]:
                 fig.suptitle(spec["title"])
         else:
@@ -565,6 +570,8 @@ def render(result, out_path, fmt):
             handles = [Line2D([], [], color=c, marker=m, label=key_label(spec["series"], k) or spec["y"])
                        for k, (c, m) in style.items()]
         if note:
+            if not handles:
+                handles.append(Line2D([], [], color=style[result.series_keys[0]][0], label="mean over seeds"))
             handles.append(Patch(color="grey", alpha=0.3, label="min to max over seeds"))
         if handles:
             axs.flat[0].legend(handles=handles, title=note.split(";")[0] if note else None,
