@@ -172,7 +172,10 @@ def read_axes(doc, path):
             if isinstance(p, dict):
                 params.append((p.get("name"), p.get("pointer")))
     # An unnamed parameter is its pointer's last token, or the whole pointer where that token is ambiguous.
-    last = lambda pointer: str(pointer).rsplit("/", 1)[-1]
+
+    def last(pointer):
+        return str(pointer).rsplit("/", 1)[-1]
+
     unnamed = [last(ptr) for name, ptr in params if name is None and ptr is not None]
     columns, seed = [], None
     for name, pointer in params:
@@ -282,6 +285,15 @@ def spans_decades(values):
     return bool(values) and min(values) > 0 and max(values) / min(values) >= AUTO_LOG_RATIO
 
 
+class Measured:
+    """One plottable row: its CSV line, its cells, its x position and its y value."""
+
+    __slots__ = ("line", "row", "x", "y")
+
+    def __init__(self, line, row, x, y):
+        self.line, self.row, self.x, self.y = line, row, x, y
+
+
 class Plan:
     """What one plot draws: panels of lines of points, each point a mean over its seeds."""
 
@@ -296,29 +308,62 @@ class Plan:
         self.logx = self.logy = False
         self.log_reason = {}
 
-    def max_seeds(self):
-        return max((p[4] for _, lines in self.panels for _, pts in lines for p in pts), default=1)
-
     def seed_counts(self):
         return sorted({p[4] for _, lines in self.panels for _, pts in lines for p in pts})
 
 
 def plan(table, spec, axes, where):
     """Check one plot against the table and work out what it draws (a Plan), or raise PlotError."""
-    x, y, series_cols, facet_cols = spec["x"], spec["y"], spec["series"], list(spec["facet"])
+    x, y, series_cols = spec["x"], spec["y"], spec["series"]
     table.require(x, where + ": x")
     table.require(y, where + ": y")
-    for col in series_cols:
-        table.require(col, where + ": series")
-    for col in facet_cols:
-        table.require(col, where + ": facet")
-    for col, _ in spec["where"]:
-        table.require(col, where + ": where")
-    placed = [x] + series_cols + facet_cols
+    for key, columns in (("series", series_cols), ("facet", spec["facet"]), ("where", [c for c, _ in spec["where"]])):
+        for col in columns:
+            table.require(col, "%s: %s" % (where, key))
+    placed = [x] + series_cols + spec["facet"]
     for col in set(placed):
         if placed.count(col) > 1:
             raise PlotError("%s: column %r is used twice among x, series and facet" % (where, col))
 
+    points, categories = measure(table, selected_rows(table, spec, where), spec, where)
+    result = Plan(spec)
+    result.categories = categories
+    seed_in_csv = axes.seed in table.header
+    result.seed = axes.seed if seed_in_csv and axes.seed not in placed + [y] else None
+    result.auto_facets = unplaced_axes(points, axes, spec, result.seed, table)
+    result.facets = spec["facet"] + result.auto_facets
+
+    panels = {}  # facet key -> series key -> x -> [Measured]
+    for p in points:
+        fkey = tuple(p.row[c] for c in result.facets)
+        skey = tuple(p.row[c] for c in series_cols)
+        if skey not in result.series_keys:
+            result.series_keys.append(skey)
+        panels.setdefault(fkey, {}).setdefault(skey, {}).setdefault(p.x, []).append(p)
+    if len(panels) > MAX_PANELS:
+        named = ", ".join("%s (%d values)" % (c, len({p.row[c] for p in points})) for c in result.facets)
+        raise PlotError(
+            "%s: %s would need %d panels (at most %d): make an axis a series, or filter it with where "
+            "(--where COL=VALUE)" % (where, named, len(panels), MAX_PANELS)
+        )
+    for fkey, lines in panels.items():
+        drawn = []
+        for skey, by_x in lines.items():
+            pts = []
+            for xval in sorted(by_x):
+                reps = by_x[xval]
+                check_replicates(reps, table, result, (fkey, skey), where, seed_in_csv)
+                ys = [p.y for p in reps]
+                pts.append((xval, statistics.fmean(ys), min(ys), max(ys), len(ys)))
+            drawn.append((skey, pts))
+        result.panels.append((fkey, drawn))
+
+    choose_scales(result, spec, [p.x for p in points], [p.y for p in points], where)
+    return result
+
+
+def selected_rows(table, spec, where):
+    """The rows with status ok that pass every where filter."""
     rows = [(line, row) for line, row in table.rows if row["status"] == "ok"]
     if not rows:
         raise PlotError("%s: no rows with status ok in %s (%d rows in all)" % (where, table.path, len(table.rows)))
@@ -329,8 +374,13 @@ def plan(table, spec, axes, where):
             raise PlotError("%s: where %s=%s matches no ok row of %s; its values: %s"
                             % (where, col, wanted, table.path, ", ".join(values)))
         rows = kept
+    return rows
 
-    points = []  # (line, row, y value)
+
+def measure(table, rows, spec, where):
+    """[Measured] for the rows with an x and a finite y, and the x categories (None when x is numeric)."""
+    x, y = spec["x"], spec["y"]
+    points = []
     for line, row in rows:
         if not row[y] or not row[x]:  # e.g. a metric this point did not measure
             continue
@@ -339,111 +389,75 @@ def plan(table, spec, axes, where):
             at = "line %d" % line + (" (point %s)" % row["point"] if "point" in row else "")
             raise PlotError("%s: %s %s: y column %r has %r, which is not a number" % (where, table.path, at, y, row[y]))
         if math.isfinite(yval):  # nan/inf: no usable measurement, like an empty cell
-            points.append((line, row, yval))
+            points.append(Measured(line, row, to_number(row[x]), yval))
     if not points:
         raise PlotError("%s: column %r has no value in any ok row of %s" % (where, y, table.path))
-
-    xnums = [to_number(row[x]) for _, row, _ in points]
-    categories = None
-    if all(v is not None for v in xnums):
+    if all(p.x is not None for p in points):
         # A non-finite x (nan, inf) has no place on a numeric axis.
-        points = [p for p, v in zip(points, xnums) if math.isfinite(v)]
-        xs = [v for v in xnums if math.isfinite(v)]
+        points = [p for p in points if math.isfinite(p.x)]
         if not points:
             raise PlotError("%s: column %r has no finite values in the ok rows of %s" % (where, x, table.path))
-    else:
-        # Categorical x (e.g. true/false): evenly spaced in order of first appearance.
-        categories = list(dict.fromkeys(row[x] for _, row, _ in points))
-        xs = [categories.index(row[x]) for _, row, _ in points]
+        return points, None
+    # Categorical x (e.g. true/false): evenly spaced in order of first appearance.
+    categories = list(dict.fromkeys(p.row[x] for p in points))
+    for p in points:
+        p.x = categories.index(p.row[x])
+    return points, categories
 
-    result = Plan(spec)
-    result.categories = categories
-    seed = axes.seed if axes.seed in table.header else None
-    result.seed = seed if seed not in placed + [y] else None
-    filtered = {col for col, _ in spec["where"]}
 
-    # A sweep axis that still varies once x, the series, the facets and the seed are fixed would zigzag a line
-    # between its values: give it panels. A zipped partner of x (or of a series) varies with it and needs none.
-    def varies(col, fixed):
+def unplaced_axes(points, axes, spec, seed, table):
+    """Sweep axes that still vary once x, the series and the facets are fixed: a line through them would zigzag.
+
+    A zipped partner of x or of a series varies with it and is not listed; zipped partners that both vary are both
+    listed, and their panels are the combinations that occur.
+    """
+    fixed = spec["series"] + spec["facet"]
+    skip = {spec["x"], spec["y"], seed} | set(fixed) | {c for c, _ in spec["where"]}
+
+    def varies(col):
         seen = {}
-        for (_, row, _), xval in zip(points, xs):
-            key = (xval,) + tuple(row[c] for c in fixed)
-            if seen.setdefault(key, row[col]) != row[col]:
+        for p in points:
+            key = (p.x,) + tuple(p.row[c] for c in fixed)
+            if seen.setdefault(key, p.row[col]) != p.row[col]:
                 return True
         return False
 
-    fixed = series_cols + facet_cols
-    for col in axes.columns:
-        if col in table.header and col not in placed and col != result.seed and col not in filtered \
-                and col != y and varies(col, fixed):
-            result.auto_facets.append(col)
-    # Auto facets are found against the spec's placement only: a zipped pair both varies and both get panels,
-    # whose combinations are the pairs that occur.
-    facet_cols += result.auto_facets
-    result.facets = facet_cols
-
-    panels = {}  # facet key -> series key -> x -> [(seed cell, line, y)]
-    for (line, row, yval), xval in zip(points, xs):
-        fkey = tuple(row[c] for c in facet_cols)
-        skey = tuple(row[c] for c in series_cols)
-        if skey not in result.series_keys:
-            result.series_keys.append(skey)
-        cell = row[result.seed] if result.seed else None
-        panels.setdefault(fkey, {}).setdefault(skey, {}).setdefault(xval, []).append((cell, line, yval, row))
-    if len(panels) > MAX_PANELS:
-        named = ", ".join("%s (%d values)" % (c, len({row[c] for _, row, _ in points})) for c in facet_cols)
-        raise PlotError(
-            "%s: %s would need %d panels (at most %d): make an axis a series, or filter it with where "
-            "(--where COL=VALUE)" % (where, named, len(panels), MAX_PANELS)
-        )
-
-    for fkey, lines in panels.items():
-        drawn = []
-        for skey, by_x in lines.items():
-            pts = []
-            for xval in sorted(by_x):
-                reps = by_x[xval]
-                check_replicates(reps, table, spec, result, fkey, skey, where, seed is not None)
-                ys = [r[2] for r in reps]
-                pts.append((xval, statistics.fmean(ys), min(ys), max(ys), len(ys)))
-            drawn.append((skey, pts))
-        result.panels.append((fkey, drawn))
-
-    choose_scales(result, spec, xs, [p[2] for p in points], categories, where)
-    return result
+    return [col for col in axes.columns if col in table.header and col not in skip and varies(col)]
 
 
-def check_replicates(reps, table, spec, result, fkey, skey, where, seed_placed):
-    """Rows sharing a panel, a line and an x must be seeds of one point; anything else is refused."""
+def check_replicates(reps, table, result, keys, where, seed_in_csv):
+    """Rows sharing a panel, a line and an x must be distinct seeds of one point; anything else is refused."""
+    spec = result.spec
     if result.seed is None:
         pair = reps[:2] if len(reps) > 1 else None
     else:
         by_seed, pair = {}, None
-        for rep in reps:
-            if rep[0] in by_seed:
-                pair = (by_seed[rep[0]], rep)
+        for p in reps:
+            if p.row[result.seed] in by_seed:
+                pair = (by_seed[p.row[result.seed]], p)
                 break
-            by_seed[rep[0]] = rep
+            by_seed[p.row[result.seed]] = p
     if pair is None:
         return
-    (cell, first, _, a), (_, second, _, b) = pair
-    ignore = {spec["y"], "point", "error"}
-    differ = [c for c in table.header if c not in ignore and a[c] != b[c]]
+    a, b = pair
+    differ = [c for c in table.header if c not in {spec["y"], "point", "error"} and a.row[c] != b.row[c]]
     # Axes change in few values, metrics in many: name the likeliest axes first.
     differ.sort(key=lambda c: len({r[c] for _, r in table.rows}))
-    at = ", ".join(filter(None, [key_label(result.facets, fkey), key_label(spec["series"], skey),
-                                 "%s=%s" % (spec["x"], b[spec["x"]])]))
+    fkey, skey = keys
+    at = [key_label(result.facets, fkey), key_label(spec["series"], skey), "%s=%s" % (spec["x"], b.row[spec["x"]])]
     raise PlotError(
         "%s: %s lines %d and %d are both at %s%s; they differ in: %s. Make the column that tells them apart a "
         "series or a facet, or filter it with where (--where COL=VALUE)%s"
-        % (where, table.path, first, second, at, " with %s=%s" % (result.seed, cell) if result.seed else "",
+        % (where, table.path, a.line, b.line, ", ".join(filter(None, at)),
+           " with %s=%s" % (result.seed, b.row[result.seed]) if result.seed else "",
            ", ".join(differ[:6]) or "nothing",
-           "" if result.seed or seed_placed else ", or name the seed column (--seed-column COL) to average over it")
+           "" if seed_in_csv else ", or name the seed column (--seed-column COL) to average over it")
     )
 
 
-def choose_scales(result, spec, xs, ys, categories, where):
-    x, y = spec["x"], spec["y"]
+def choose_scales(result, spec, xs, ys, where):
+    """Log or linear for each axis, as asked or by the two-decade rule; logs need positive values."""
+    x, y, categories = spec["x"], spec["y"], result.categories
     if spec["logx"] and categories is not None:
         raise PlotError("%s: logx needs a numeric x, but %r has non-numeric values" % (where, x))
     if spec["logx"] and any(v <= 0 for v in xs):

@@ -238,7 +238,8 @@ check_head "$work/explicit.pdf" '^%PDF-' "a PDF"
 expect_error too_many_panels "routing \(2 values\), offered_load \(7 values\) would need 14 panels \(at most 12\)" \
     --csv "$seeds/results.csv" --x vls --y $lat --out "$work/bad.png"
 cp "$seeds/results.csv" "$work/bare.csv"
-expect_error unplaced_axis "lines 2 and 9 are both at routing=minhop, offered_load=0.05 with seed=1; they differ in: vls" \
+expect_error unplaced_axis \
+    "lines 2 and 9 are both at routing=minhop, offered_load=0.05 with seed=1; they differ in: vls" \
     --csv "$work/bare.csv" --x offered_load --y $lat --series routing --out "$work/bad.png"
 expect_error bad_where "where vls=3 matches no ok row.*its values: 1, 2" \
     --csv "$seeds/results.csv" --x offered_load --y $lat --series routing --where vls=3 --out "$work/bad.png"
