@@ -476,11 +476,12 @@ def choose_scales(result, spec, xs, ys, where):
 
 
 def seeds_note(result):
+    """The legend's title when points average seeds, e.g. "mean of 2 seeds (seed)"; None otherwise."""
     counts = result.seed_counts()
     if result.seed is None or counts[-1] < 2:
         return None
     n = "%d" % counts[0] if len(counts) == 1 else "%d-%d" % (counts[0], counts[-1])
-    return "mean of %s seeds (%s); band: min to max" % (n, result.seed)
+    return "mean of %s seeds (%s)" % (n, result.seed)
 
 
 def describe(result, out_path):
@@ -588,7 +589,7 @@ def render(result, out_path, fmt):
                 handles.append(Line2D([], [], color=style[result.series_keys[0]][0], label="mean over seeds"))
             handles.append(Patch(color="grey", alpha=0.3, label="min to max over seeds"))
         if handles:
-            axs.flat[0].legend(handles=handles, title=note.split(";")[0] if note else None,
+            axs.flat[0].legend(handles=handles, title=note,
                                fontsize="x-small" if small else "small",
                                title_fontsize="x-small" if small else "small")
         fig.tight_layout()
