@@ -333,7 +333,13 @@ TEST_CASE("sweep: a SWEEP.json with a range, zipped parameters and named variant
           {{{"name", "fast"}, {"set", {{"/profiles/switch-ib2-edr/port_to_port_latency_ns", 90}}}},
            {{"name", "slow"}, {"set", {{"/profiles/switch-ib2-edr/port_to_port_latency_ns", 190}}}}}}}}},
       {"metrics", {"ib_write_lat.t_typical_us", "/results/pcie/per_message/doorbells"}},
-      {"plots", {{{"file", "lat.png"}, {"x", "size"}, {"y", "ib_write_lat.t_typical_us"}, {"series", {"switch"}}}}}};
+      {"plots",
+       {{{"file", "lat.png"}, {"x", "size"}, {"y", "ib_write_lat.t_typical_us"}, {"series", {"switch"}}},
+        {{"file", "lat_by_switch.svg"},
+         {"x", "size"},
+         {"y", "ib_write_lat.t_typical_us"},
+         {"facet", {"switch"}},
+         {"where", {{"blueflame", true}}}}}}};
   const std::string file = testing::write_temp("experiment_sweep.json", sweep.dump(2));
   const std::string dir = fresh_dir("file");
 
@@ -360,7 +366,10 @@ TEST_CASE("sweep: a SWEEP.json with a range, zipped parameters and named variant
       INFO(key);
       CHECK(slow.at(key) - us == Approx(0.100).margin(1e-6));
     }
-    // The directory's sweep.json reads back as the same sweep.
+    // The directory's sweep.json keeps the plots for tools/plot_sweep.py, and reads back as the same sweep.
+    const json written = json::parse(slurp(dir + "/sweep.json"));
+    CHECK(written.at("plots").at(1).at("facet") == json{"switch"});
+    CHECK(written.at("plots").at(1).at("where") == json{{"blueflame", true}});
     const auto again = run_executable("sweep " + dir + "/sweep.json --out " + dir, dir + ".again");
     INFO(again.err);
     CHECK(again.exit_code == 0);
@@ -578,6 +587,29 @@ TEST_CASE("sweep: bad sweeps exit 2 naming the file, the JSON pointer and what w
         {"metrics", {"ib_write_lat.t_typical_us"}},
         {"plots", {{{"file", "a.png"}, {"x", "size_bytes"}, {"y", "latency"}}}}},
        ":/plots/0/y: expected an axis name or one of the sweep's metrics"},
+      {"plot_format",
+       {{"name", "s"},
+        {"scenario", scenario},
+        {"axes", {axis}},
+        {"plots", {{{"file", "a.gif"}, {"x", "size_bytes"}, {"y", "latency"}}}}},
+       ":/plots/0/file: expected a file name ending in .png, .svg or .pdf"},
+      {"plot_facet_column",
+       {{"name", "s"},
+        {"scenario", scenario},
+        {"axes", {axis}},
+        {"metrics", {"ib_write_lat.t_typical_us"}},
+        {"plots", {{{"file", "a.svg"}, {"x", "size_bytes"}, {"y", "ib_write_lat.t_typical_us"}, {"facet", {"vls"}}}}}},
+       ":/plots/0/facet/0: expected an axis name or one of the sweep's metrics, got \"vls\""},
+      {"plot_where_value",
+       {{"name", "s"},
+        {"scenario", scenario},
+        {"axes", {axis}},
+        {"plots",
+         {{{"file", "a.pdf"},
+           {"x", "size_bytes"},
+           {"y", "ib_write_lat.t_typical_us"},
+           {"where", {{"size_bytes", {2, 8}}}}}}}},
+       ":/plots/0/where/size_bytes: expected the value of the rows to plot (a string, number or boolean)"},
   };
   for (const Case& c : cases) {
     DYNAMIC_SECTION(c.name) {

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # tools/plot_sweep.py: directory mode draws every plot of tests/scenario/data/sample_sweep/sweep.json and explicit
-# mode (--csv) draws one, each an 800x500 PNG; bad input (unknown column, missing CSV, ...) exits 2 with a message
-# naming the problem and no Python traceback. Works in a temporary directory; writes nothing into the repository.
+# mode (--csv) draws one, each an 800x500 PNG (or a valid SVG or PDF); seeds are averaged (tests/scenario/data/
+# seeds_sweep: mean line, min-max band), an axis neither x nor series gets panels or is refused, axes spanning two
+# decades go logarithmic (checked through --describe); bad input (unknown column, missing CSV, ...) exits 2 with a
+# message naming the problem and no Python traceback. Works in a temporary directory; writes nothing into the
+# repository.
 #   plot_sweep_test.sh REPO_ROOT
 # Exit 77 (ctest: skipped) when python3 or its matplotlib module (python3-matplotlib) is missing.
 set -euo pipefail
@@ -12,6 +15,7 @@ fi
 root=$(cd "$1" && pwd)
 script=$root/tools/plot_sweep.py
 sample=$root/tests/scenario/data/sample_sweep
+seeds=$root/tests/scenario/data/seeds_sweep
 
 # The python3 first on PATH may lack matplotlib (e.g. a pyenv shim) while Debian's /usr/bin/python3 has it from
 # python3-matplotlib: use the first that can import it.
@@ -57,6 +61,35 @@ EOF
 )
     if [ "$got" != "800x500" ]; then
         fail "$file: expected an 800x500 PNG, got: $got"
+    fi
+}
+
+# check_head FILE PATTERN WHAT: FILE exists and its first bytes match PATTERN (grep -E).
+check_head() {
+    local file=$1 pattern=$2 what=$3
+    if [ ! -s "$file" ]; then
+        fail "$file was not written"
+    elif ! head -c 64 "$file" | head -n 1 | grep -Eq -- "$pattern"; then
+        fail "$file is not $what: $(head -c 40 "$file" | head -n 1)"
+    fi
+}
+
+# run_ok NAME ARGS...: plot_sweep.py ARGS exits 0; stdout in $work/NAME.out, stderr in $work/NAME.err.
+run_ok() {
+    local name=$1 rc=0
+    shift
+    "$py" "$script" "$@" >"$work/$name.out" 2>"$work/$name.err" || rc=$?
+    if [ "$rc" -ne 0 ]; then
+        fail "$name: exited $rc (plot_sweep.py $*); stderr:"
+        cat "$work/$name.err"
+    fi
+}
+
+# expect_line NAME LINE: $work/NAME.out has LINE (whole line, fixed string).
+expect_line() {
+    if ! grep -qxF -- "$2" "$work/$1.out"; then
+        fail "$1: no line '$2' in:"
+        cat "$work/$1.out"
     fi
 }
 
@@ -152,6 +185,68 @@ if [ "$rc" -ne 0 ]; then
     cat "$work/gaps.err"
 fi
 check_png "$work/gaps.png"
+
+# Seeds: the sweep's /seed axis is averaged, its other axes are series, panels or filtered.
+run_ok seeds_describe "$seeds" --describe
+expect_line seeds_describe "  y: uniform_random.message_latency.t_99_percent_us, log (auto: 2.11849 to 340.532)"
+expect_line seeds_describe "  x: offered_load, linear"
+expect_line seeds_describe "  x: offered_load, linear (asked)"
+expect_line seeds_describe "  facets: vls (2 panels)"
+expect_line seeds_describe "  seeds: seed, 1/2 per point: mean line, min-max band"
+expect_line seeds_describe "  panel vls=2"
+expect_line seeds_describe "    line routing=minhop: 7 points, seeds per point 2"
+expect_line seeds_describe "    line routing=updn: 7 points, seeds per point 1/2"
+expect_line seeds_describe "  where: vls=1"
+if [ -n "$(ls "$seeds" | grep -v -e '^results.csv$' -e '^sweep.json$')" ]; then
+    fail "--describe wrote into $seeds"
+fi
+
+# The format follows each plot's file name (.svg, .pdf), or --format.
+run_ok seeds_dir "$seeds" --out-dir "$work/seeds"
+check_head "$work/seeds/latency_vs_load.svg" '^(<\?xml|<svg)' "an SVG"
+check_head "$work/seeds/delivered_vs_load.pdf" '^%PDF-' "a PDF"
+run_ok seeds_png "$seeds" --out-dir "$work/seeds_png" --format png --format pdf
+check_png "$work/seeds_png/latency_vs_load.png"
+check_png "$work/seeds_png/delivered_vs_load.png"
+check_head "$work/seeds_png/latency_vs_load.pdf" '^%PDF-' "a PDF"
+if [ "$(wc -l <"$work/seeds_png.out")" -ne 4 ]; then
+    fail "--format png --format pdf should write 4 files; stdout:"
+    cat "$work/seeds_png.out"
+fi
+
+# Explicit mode reads the axes from the sweep.json beside the CSV: vls, neither x nor a series, gets panels with a
+# note; the seed as a series is one line per seed; an explicit --facet, --where and --liny are honoured.
+lat=uniform_random.message_latency.t_99_percent_us
+run_ok auto_facet --csv "$seeds/results.csv" --x offered_load --y $lat --series routing --out "$work/auto_facet.svg"
+check_head "$work/auto_facet.svg" '^(<\?xml|<svg)' "an SVG"
+if ! grep -q "note: plot: vls is a sweep axis but neither x, a series nor the seed: one panel per value" \
+    "$work/auto_facet.err"; then
+    fail "auto_facet: no note naming vls on stderr:"
+    cat "$work/auto_facet.err"
+fi
+run_ok seed_series --csv "$seeds/results.csv" --x offered_load --y $lat --series seed --facet routing \
+    --where vls=2 --liny --describe
+expect_line seed_series "  y: $lat, linear (asked)"
+expect_line seed_series "  facets: routing (2 panels)"
+expect_line seed_series "  seeds: one per point"
+expect_line seed_series "    line seed=2: 6 points, seeds per point 1"
+run_ok explicit_pdf --csv "$seeds/results.csv" --x offered_load --y $lat --series routing --facet vls \
+    --out "$work/explicit.pdf"
+check_head "$work/explicit.pdf" '^%PDF-' "a PDF"
+
+# Refusals: too many panels (naming the axes), and rows a CSV without its sweep.json cannot tell apart.
+expect_error too_many_panels "routing \(2 values\), offered_load \(7 values\) would need 14 panels \(at most 12\)" \
+    --csv "$seeds/results.csv" --x vls --y $lat --out "$work/bad.png"
+cp "$seeds/results.csv" "$work/bare.csv"
+expect_error unplaced_axis \
+    "lines 2 and 9 are both at routing=minhop, offered_load=0.05 with seed=1; they differ in: vls" \
+    --csv "$work/bare.csv" --x offered_load --y $lat --series routing --out "$work/bad.png"
+expect_error bad_where "where vls=3 matches no ok row.*its values: 1, 2" \
+    --csv "$seeds/results.csv" --x offered_load --y $lat --series routing --where vls=3 --out "$work/bad.png"
+expect_error bad_facet "facet column 'no_such_axis' is not in" \
+    --csv "$seeds/results.csv" --x offered_load --y $lat --facet no_such_axis --out "$work/bad.png"
+expect_error bad_format "must name a .png, .svg or .pdf" \
+    --csv "$seeds/results.csv" --x offered_load --y $lat --out "$work/bad.gif"
 
 # Bad input: exit 2, a message naming the problem, no traceback.
 expect_error unknown_column "no_such_metric.*available columns: point, status, size_bytes" \

@@ -222,9 +222,11 @@ void check_columns(const Sweep& sweep, const std::string& file) {
 SweepPlot read_plot(sim::JsonObjectReader& r, const Sweep& sweep) {
   SweepPlot plot;
   const std::string file = r.required_string("file");
-  if (!file.ends_with(".png") || file.find('/') != std::string::npos)
+  const bool known_format = file.ends_with(".png") || file.ends_with(".svg") || file.ends_with(".pdf");
+  if (!known_format || file.find('/') != std::string::npos)
     throw sim::InputError(r.file(), r.pointer_to("file"),
-                          "a file name ending in .png (written in the sweep's directory)", "\"" + file + "\"");
+                          "a file name ending in .png, .svg or .pdf (written in the sweep's directory)",
+                          "\"" + file + "\"");
   plot.spec["file"] = file;
   std::set<std::string> columns;
   for (const std::string& c : axis_columns(sweep))
@@ -232,23 +234,36 @@ SweepPlot read_plot(sim::JsonObjectReader& r, const Sweep& sweep) {
   for (const std::string& m : sweep.metrics)
     columns.insert(m);
   // With every metric in the CSV, metric names are only known once points have run.
-  const auto check = [&](const std::string& key, const std::string& column) {
+  const auto check = [&](const std::string& pointer, const std::string& column) {
     if (!sweep.metrics.empty() && !columns.contains(column))
-      throw sim::InputError(r.file(), r.pointer_to(key), "an axis name or one of the sweep's metrics",
-                            "\"" + column + "\"");
+      throw sim::InputError(r.file(), pointer, "an axis name or one of the sweep's metrics", "\"" + column + "\"");
   };
   plot.spec["x"] = r.required_string("x");
-  check("x", plot.spec["x"]);
+  check(r.pointer_to("x"), plot.spec["x"]);
   plot.spec["y"] = r.required_string("y");
-  check("y", plot.spec["y"]);
-  if (const nlohmann::json* series = r.optional_array("series", 0, 8)) {
-    for (std::size_t i = 0; i < series->size(); ++i) {
-      if (!(*series)[i].is_string())
-        throw sim::InputError(r.file(), sim::json_pointer_append(r.pointer_to("series"), i), "a column name",
-                              sim::describe_json_value((*series)[i]));
-      check("series", (*series)[i].get<std::string>());
+  check(r.pointer_to("y"), plot.spec["y"]);
+  // Lines and panels: every other axis that varies is given panels or refused by plot_sweep.py.
+  for (const char* key : {"series", "facet"})
+    if (const nlohmann::json* list = r.optional_array(key, 0, 8)) {
+      for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::string pointer = sim::json_pointer_append(r.pointer_to(key), i);
+        if (!(*list)[i].is_string())
+          throw sim::InputError(r.file(), pointer, "a column name", sim::describe_json_value((*list)[i]));
+        check(pointer, (*list)[i].get<std::string>());
+      }
+      plot.spec[key] = *list;
     }
-    plot.spec["series"] = *series;
+  if (auto where = r.optional_object("where")) {
+    for (const auto& [column, value] : where->value().items()) {
+      if (!value.is_string() && !value.is_number() && !value.is_boolean())
+        throw sim::InputError(r.file(), where->pointer_to(column),
+                              "the value of the rows to plot (a string, number or boolean)",
+                              sim::describe_json_value(value));
+      check(where->pointer_to(column), column);
+      where->skip(column);
+    }
+    where->finish();
+    plot.spec["where"] = where->value();
   }
   for (const char* flag : {"logx", "logy"})
     if (auto v = r.optional_bool(flag))

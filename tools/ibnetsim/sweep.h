@@ -32,7 +32,7 @@ struct SweepAxis {
 
 /// A plot of the sweep's CSV that tools/plot_sweep.py draws.
 struct SweepPlot {
-  nlohmann::ordered_json spec; ///< {file, x, y, series, logx, logy, title, xlabel, ylabel}, as checked
+  nlohmann::ordered_json spec; ///< {file, x, y, series, facet, where, logx, logy, title, xlabel, ylabel}, as checked
 };
 
 struct Sweep {
