@@ -13,6 +13,12 @@ constexpr int posted = 0;
 constexpr int non_posted = 1;
 constexpr int completion = 2;
 
+/// Heap order for deferred events: the earliest (time, then seq) on top.
+template <class D>
+bool later(const D& a, const D& b) {
+  return a.time > b.time || (a.time == b.time && a.seq > b.seq);
+}
+
 /// Data credits a TLP takes: its payload in 16-byte units; an MRd carries none (the data comes back as CplD).
 std::uint64_t data_credits_of(TlpKind kind, std::uint32_t payload_bytes) {
   return kind == TlpKind::mrd ? 0 : data_credits(payload_bytes);
@@ -72,41 +78,105 @@ Bus::Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, Bu
 }
 
 bool Bus::idle() const {
-  return outstanding_ == 0 && tlps_.live() == 0;
+  return outstanding_ == 0 && tlps_.live() == 0 && deferred_.empty();
 }
 
 void Bus::dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
   assert(size_bytes > 0);
+  enter(sim);
   const TransferHandle t = transfers_.acquire();
   transfers_[t] = Transfer{Op::read, token, address, size_bytes};
   ++outstanding_;
   reads_waiting_.push_back(t);
   issue_read_requests(sim);
+  keep_earliest_in_calendar(sim);
 }
 
 void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
   assert(size_bytes > 0);
+  enter(sim);
   const TransferHandle t = transfers_.acquire();
   transfers_[t] = Transfer{Op::write, token, address, size_bytes};
   ++outstanding_;
+  const std::uint64_t end = address + size_bytes;
   for_each_write_tlp(address, size_bytes, config_.max_payload_bytes, [&](std::uint64_t at, std::uint32_t bytes) {
     const TlpHandle h = tlps_.acquire();
     tlps_[h] = Tlp{
         TlpKind::mwr, posted, 0, at, bytes, wire_bytes(TlpKind::mwr, bytes, config_.addresses_64bit, config_.ecrc), t};
+    tlps_[h].last_of_transfer = at + bytes == end;
     queue(sim, Direction::upstream, h);
   });
   transfers_[t].requested = size_bytes;
+  keep_earliest_in_calendar(sim);
 }
 
 void Bus::mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_t chunk_bytes, std::uint32_t token) {
   assert(size_bytes > 0 && chunk_bytes > 0);
+  enter(sim);
   const TransferHandle t = transfers_.acquire();
   transfers_[t] = Transfer{Op::mmio, token, 0, size_bytes};
   transfers_[t].chunk = chunk_bytes;
   ++outstanding_;
   const std::uint32_t stores = (size_bytes + chunk_bytes - 1) / chunk_bytes;
-  sim.schedule_in(config_.mmio_cpu_cost * stores, owner_,
-                  static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::mmio_issue)), t.value);
+  post(sim, now_ + config_.mmio_cpu_cost * stores, Kind::mmio_issue, t.value, false);
+}
+
+void Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable) {
+  if (!deferrable || !config_.defer_events) {
+    assert(!settling_ && at >= sim.now() && "a deferred event cannot put one in the calendar");
+    sim.schedule(at, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(kind)), handle);
+    return;
+  }
+  deferred_.push_back(Deferred{at, sim.reserve_seq(), handle, kind});
+  std::push_heap(deferred_.begin(), deferred_.end(), later<Deferred>);
+}
+
+void Bus::keep_earliest_in_calendar(sim::Simulator& sim) {
+  if (deferred_.empty() || deferred_.front().in_calendar || !(stalled(lanes_[0]) || stalled(lanes_[1])))
+    return;
+  Deferred& first = deferred_.front();
+  first.in_calendar = true;
+  sim.schedule_reserved(first.time, first.seq, owner_,
+                        static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::deferred_due)));
+}
+
+void Bus::catch_up(sim::Simulator& sim, bool inclusive) {
+  const sim::Time now = now_;
+  const std::uint64_t seq = seq_;
+  while (!deferred_.empty()) {
+    const Deferred& first = deferred_.front();
+    if (first.time > now || (first.time == now && (inclusive ? first.seq > seq : first.seq >= seq)))
+      break;
+    const Deferred due = first;
+    std::pop_heap(deferred_.begin(), deferred_.end(), later<Deferred>);
+    deferred_.pop_back();
+    now_ = due.time;
+    seq_ = due.seq;
+    ++deferred_handled_;
+    handle(sim, due.kind, due.handle);
+  }
+  now_ = now;
+  seq_ = seq;
+}
+
+void Bus::settle(sim::Simulator& sim, sim::Time until) {
+  settling_ = true;
+  while (!deferred_.empty() && deferred_.front().time <= until) {
+    const Deferred due = deferred_.front();
+    std::pop_heap(deferred_.begin(), deferred_.end(), later<Deferred>);
+    deferred_.pop_back();
+    now_ = due.time;
+    seq_ = due.seq;
+    ++deferred_handled_;
+    handle(sim, due.kind, due.handle);
+    sim.note_deferred_activity(due.time);
+  }
+  for (Lane& l : lanes_)
+    if (l.done_deferred && l.done_at <= until) {
+      l.done_deferred = false;
+      l.transmitting = false;
+    }
+  settling_ = false;
 }
 
 void Bus::issue_read_requests(sim::Simulator& sim) {
@@ -146,8 +216,23 @@ bool Bus::credits_cover(const Lane& l, const Tlp& tlp) const {
 
 void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   Lane& l = lane(d);
-  if (l.transmitting)
-    return;
+  if (l.transmitting) {
+    if (!l.done_deferred)
+      return;
+    if (l.done_at > now_ || (l.done_at == now_ && l.done_seq >= seq_)) {
+      // Something is queued behind a serialization whose end was deferred: the pick needs its moment.
+      if (!l.queues[0].empty() || !l.queues[1].empty() || !l.queues[2].empty()) {
+        l.done_deferred = false;
+        assert(!settling_);
+        sim.schedule_reserved(l.done_at, l.done_seq, owner_,
+                              static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::transmit_done)),
+                              static_cast<std::uint32_t>(d));
+      }
+      return;
+    }
+    l.done_deferred = false; // it has ended
+    l.transmitting = false;
+  }
   // The oldest head whose credits allow, except that nothing passes an older posted TLP.
   const std::uint64_t oldest_posted =
       l.queues[posted].empty() ? ~std::uint64_t{0} : tlps_[l.queues[posted].front()].age;
@@ -175,7 +260,7 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   const Tlp& tlp = tlps_[h];
   l.credits.headers_consumed[pick] += 1;
   l.credits.data_consumed[pick] += data_credits_of(tlp.kind, tlp.payload_bytes);
-  const sim::Time start = std::max(sim.now(), l.busy_until);
+  const sim::Time start = std::max(now_, l.busy_until);
   const sim::Time wire = sim::transfer_time(tlp.wire_bytes, config_.data_rate);
   l.busy_until = start + wire;
   l.counters.busy += wire;
@@ -200,13 +285,26 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   }
   l.transmitting = true;
   l.sending = h;
-  const auto kind = [&](Kind k) { return static_cast<std::uint8_t>(first_kind_ + static_cast<int>(k)); };
-  sim.schedule(l.busy_until, owner_, kind(Kind::transmit_done), static_cast<std::uint32_t>(d));
-  sim.schedule(l.busy_until + config_.propagation, owner_, kind(Kind::tlp_arrives), h.value);
+  // The serializer's end needs its moment only if something waits behind it or it ends a write.
+  const bool write_done = tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer;
+  if (write_done || !config_.defer_events || !l.queues[0].empty() || !l.queues[1].empty() || !l.queues[2].empty()) {
+    post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), false);
+  } else {
+    l.done_deferred = true;
+    l.done_at = l.busy_until;
+    l.done_seq = sim.reserve_seq();
+  }
+  post(sim, l.busy_until + config_.propagation, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
 }
 
-sim::Time Bus::send_dllp(sim::Simulator& sim, Lane& l) {
-  const sim::Time start = std::max(sim.now(), l.busy_until);
+bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
+  if (d == Direction::upstream)
+    return tlp.kind == TlpKind::mrd || tlp.last_of_transfer; // a memory read starts; a write becomes visible
+  return tlp.kind == TlpKind::cpld ? tlp.last_of_request : tlp.last_of_transfer; // a tag frees; an MMIO ends
+}
+
+sim::Time Bus::send_dllp(sim::Simulator&, Lane& l) {
+  const sim::Time start = std::max(now_, l.busy_until);
   const sim::Time wire = sim::transfer_time(dllp_bytes, config_.data_rate);
   l.busy_until = start + wire;
   l.counters.busy += wire;
@@ -218,30 +316,25 @@ void Bus::transmitted(sim::Simulator& sim, Direction d) {
   assert(l.transmitting);
   l.transmitting = false;
   const Tlp& tlp = tlps_[l.sending];
-  if (tlp.kind == TlpKind::mwr && d == Direction::upstream) {
-    Transfer& write = transfers_[tlp.transfer];
-    write.finished += tlp.payload_bytes;
-    if (write.finished == write.bytes)
-      client_.dma_write_done(sim, write.token); // the transfer lives on until its data is visible
-  }
+  if (tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer)
+    client_.dma_write_done(sim, transfers_[tlp.transfer].token); // the transfer lives on until its data is visible
   try_transmit(sim, d);
 }
 
 void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {
   Tlp& tlp = tlps_[h];
-  const auto kind = [&](Kind k) { return static_cast<std::uint8_t>(first_kind_ + static_cast<int>(k)); };
   if (d == Direction::upstream) {
     if (tlp.kind == TlpKind::mwr) {
       Transfer& write = transfers_[tlp.transfer];
       write.arrived += tlp.payload_bytes;
       if (write.arrived == write.bytes)
-        sim.schedule_in(config_.memory_write_latency, owner_, kind(Kind::write_visible), tlp.transfer.value);
-      sim.schedule_in(config_.posted_accept_latency, owner_, kind(Kind::posted_accepted), h.value);
+        post(sim, now_ + config_.memory_write_latency, Kind::write_visible, tlp.transfer.value, false);
+      post(sim, now_ + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
     } else {
       free_credits(sim, d, tlp);
       const sim::Time latency = config_.memory_read_base +
                                 sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
-      sim.schedule_in(latency, owner_, kind(Kind::memory_read_done), h.value);
+      post(sim, now_ + latency, Kind::memory_read_done, h.value, false);
     }
     return;
   }
@@ -273,24 +366,22 @@ void Bus::free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp) {
   l.credits.data_freed[k] += data_credits_of(tlp.kind, tlp.payload_bytes);
   if (l.update_fc_pending)
     return;
-  if (l.last_update_fc == sim::Time::zero() || sim.now() - l.last_update_fc >= config_.update_fc_interval) {
+  if (l.last_update_fc == sim::Time::zero() || now_ - l.last_update_fc >= config_.update_fc_interval) {
     return_credits(sim, d);
     return;
   }
   l.update_fc_pending = true;
-  sim.schedule(l.last_update_fc + config_.update_fc_interval, owner_,
-               static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::update_fc_due)),
-               static_cast<std::uint32_t>(d));
+  post(sim, l.last_update_fc + config_.update_fc_interval, Kind::update_fc_due, static_cast<std::uint32_t>(d), true);
 }
 
 void Bus::return_credits(sim::Simulator& sim, Direction d) {
   Lane& l = lane(d);
   l.update_fc_pending = false;
-  l.last_update_fc = sim.now();
+  l.last_update_fc = now_;
   // One UpdateFC DLLP per class with freed credits, on the other direction; they carry cumulative limits.
   Lane& back = reverse(d);
   CreditReturn r{};
-  sim::Time arrives = sim.now();
+  sim::Time arrives = now_;
   for (int k = 0; k < 3; ++k) {
     r.headers[k] = l.credits.headers_freed[k];
     r.data[k] = l.credits.data_freed[k];
@@ -303,20 +394,32 @@ void Bus::return_credits(sim::Simulator& sim, Direction d) {
     l.credits.data_returned[k] = r.data[k];
   }
   l.returns_in_flight.push_back(r);
-  sim.schedule(arrives, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::credits_arrive)),
-               static_cast<std::uint32_t>(d));
+  post(sim, arrives, Kind::credits_arrive, static_cast<std::uint32_t>(d), true);
 }
 
 void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
-  switch (static_cast<Kind>(event.kind - first_kind_)) {
+  const auto kind = static_cast<Kind>(event.kind - first_kind_);
+  now_ = sim.now();
+  seq_ = sim.dispatching_seq();
+  if (!deferred_.empty())
+    catch_up(sim, kind == Kind::deferred_due);
+  if (kind != Kind::deferred_due)
+    handle(sim, kind, event.handle);
+  keep_earliest_in_calendar(sim);
+}
+
+void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
+  switch (kind) {
   case Kind::transmit_done:
-    transmitted(sim, static_cast<Direction>(event.handle));
+    transmitted(sim, static_cast<Direction>(handle));
     return;
   case Kind::tlp_arrives:
-    tlp_arrived(sim, tlps_[TlpHandle{event.handle}].direction, TlpHandle{event.handle});
+    tlp_arrived(sim, tlps_[TlpHandle{handle}].direction, TlpHandle{handle});
+    return;
+  case Kind::deferred_due:
     return;
   case Kind::memory_read_done: {
-    const TlpHandle request{event.handle};
+    const TlpHandle request{handle};
     const Tlp mrd = tlps_[request];
     tlps_.release(request);
     std::uint32_t sent = 0;
@@ -333,16 +436,16 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   }
   case Kind::posted_accepted: {
-    const TlpHandle h{event.handle};
+    const TlpHandle h{handle};
     free_credits(sim, Direction::upstream, tlps_[h]);
     tlps_.release(h);
     return;
   }
   case Kind::update_fc_due:
-    return_credits(sim, static_cast<Direction>(event.handle));
+    return_credits(sim, static_cast<Direction>(handle));
     return;
   case Kind::credits_arrive: {
-    const auto d = static_cast<Direction>(event.handle);
+    const auto d = static_cast<Direction>(handle);
     // The receiver's returns are the sender's new limits (cumulative), on top of its initial advertisement.
     Lane& l = lane(d);
     const CreditReturn r = l.returns_in_flight.front();
@@ -355,7 +458,7 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   }
   case Kind::write_visible: {
-    const TransferHandle t{event.handle};
+    const TransferHandle t{handle};
     const std::uint32_t token = transfers_[t].token;
     transfers_.release(t);
     --outstanding_;
@@ -363,7 +466,7 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   }
   case Kind::mmio_issue: {
-    const TransferHandle t{event.handle};
+    const TransferHandle t{handle};
     const Transfer mmio = transfers_[t];
     for (std::uint32_t offset = 0; offset < mmio.bytes; offset += mmio.chunk) {
       const std::uint32_t bytes = std::min(mmio.chunk, mmio.bytes - offset);
@@ -376,6 +479,7 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
                      bytes,
                      wire_bytes(TlpKind::mwr, bytes, config_.addresses_64bit, config_.ecrc),
                      t};
+      tlps_[h].last_of_transfer = offset + bytes >= mmio.bytes;
       queue(sim, Direction::downstream, h);
     }
     return;

@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "models/pcie/flow_control.h"
 #include "models/pcie/params.h"
@@ -58,6 +59,7 @@ struct BusConfig {
   sim::Time ack_interval;                ///< a busy direction sends an Ack DLLP at least this often
   sim::Time update_fc_interval;          ///< and an UpdateFC DLLP; freed credits go back no later than this
   bool cadence_dllps = true;             ///< false: only credit-bearing UpdateFCs (for exact-latency tests)
+  bool defer_events = true;              ///< false: every event through the calendar (the tests' oracle)
   sim::Time memory_read_base;            ///< root complex + memory, MRd arrival to first CplD ready
   std::uint32_t memory_read_ps_per_byte; ///< added per byte of the request
   sim::Time posted_accept_latency;       ///< MWr arrival until the root complex has taken it and frees its credits
@@ -98,7 +100,7 @@ class Bus {
 public:
   /// Events for the bus go to `owner` with kinds first_kind .. first_kind + kind_count - 1; the owner hands them
   /// back through on_event().
-  static constexpr std::uint8_t kind_count = 8;
+  static constexpr std::uint8_t kind_count = 9;
   Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, BusClient& client);
 
   /// Device side: read `size_bytes` of host memory at `address`; dma_read_done(token) when all data is in.
@@ -112,10 +114,16 @@ public:
   bool owns(std::uint8_t kind) const { return kind >= first_kind_ && kind < first_kind_ + kind_count; }
   void on_event(sim::Simulator& sim, const sim::Event& event);
 
+  /// Handles the deferred events due no later than `until` (see below): call once the run has ended, before
+  /// reading counters or idle().
+  void settle(sim::Simulator& sim, sim::Time until);
+
   const DirectionCounters& counters(Direction d) const { return lanes_[static_cast<int>(d)].counters; }
   std::uint32_t tags_in_use() const { return tags_in_use_; }
   /// True when nothing is queued, in flight or outstanding.
   bool idle() const;
+  /// Events handled without the calendar (deferred), for the benchmark's breakdown.
+  std::uint64_t deferred_events() const { return deferred_handled_; }
 
 private:
   enum class Kind : std::uint8_t {
@@ -127,6 +135,21 @@ private:
     credits_arrive,   ///< handle = direction whose sender's limits the UpdateFC raises
     mmio_issue,       ///< handle = MMIO op: the CPU has done its stores
     write_visible,    ///< handle = write transfer: its last byte is in host memory
+    deferred_due,     ///< a deferred event whose moment must be kept (a lane waits on credits it brings)
+  };
+  // Deferred events. Most of the bus's events change only the bus: a TLP's arrival that neither ends a transfer
+  // nor frees a tag, a root complex accepting a posted TLP, an UpdateFC's credits reaching the sender, the end of
+  // a serialization with nothing queued behind it. They wait in deferred_, ordered as the calendar would order
+  // them (each holds the seq it would have had), and are handled when the bus is next touched, before whatever
+  // touches it, or by settle(). The bus's results are those of handling each at its moment, since nothing else
+  // reads what they change in between; the exception is a lane waiting on credits, which only they can bring,
+  // so while one waits the earliest deferred event is also in the calendar (deferred_due) at its reserved place.
+  struct Deferred {
+    sim::Time time;
+    std::uint64_t seq;
+    std::uint32_t handle;
+    Kind kind;
+    bool in_calendar = false; ///< a deferred_due event stands for it
   };
   enum class Op : std::uint8_t { read, write, mmio };
   struct Transfer {
@@ -149,7 +172,8 @@ private:
     std::uint32_t wire_bytes;
     TransferHandle transfer;
     Direction direction = Direction::upstream;
-    bool last_of_request = false; ///< CplD: the last completion of its MRd (frees the tag)
+    bool last_of_request = false;  ///< CplD: the last completion of its MRd (frees the tag)
+    bool last_of_transfer = false; ///< write: its last MWr (MWr of a write never pass each other)
   };
   using TlpHandle = sim::Handle<Tlp>;
   /// The credits of one link direction, per class (posted, non-posted, completion): the sender's consumed counts
@@ -174,6 +198,10 @@ private:
     sim::Time busy_until;
     bool transmitting = false;
     TlpHandle sending;
+    /// The serializer's end is a deferred event (nothing was queued behind it): at done_at, seq done_seq.
+    bool done_deferred = false;
+    sim::Time done_at;
+    std::uint64_t done_seq = 0;
     Credits credits;
     sim::Time sent_since_ack;       ///< TLP wire time since this direction's last Ack DLLP
     sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
@@ -195,6 +223,24 @@ private:
   void return_credits(sim::Simulator& sim, Direction d);
   void issue_read_requests(sim::Simulator& sim);
   void transmitted(sim::Simulator& sim, Direction d);
+  void handle(sim::Simulator& sim, Kind kind, std::uint32_t handle);
+  /// Whether an arrival must keep its moment: it frees a tag, ends a transfer or starts a memory read.
+  bool arrival_is_visible(Direction d, const Tlp& tlp) const;
+  /// Schedules bus event `kind` at `at`: in the calendar, or deferred when `deferrable`.
+  void post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable);
+  /// Handles the deferred events placed before the bus's current position (inclusive: up to and including it).
+  void catch_up(sim::Simulator& sim, bool inclusive);
+  void enter(sim::Simulator& sim) {
+    now_ = sim.now();
+    seq_ = sim.dispatching_seq();
+    if (!deferred_.empty())
+      catch_up(sim, false);
+  }
+  bool stalled(const Lane& l) const {
+    return !l.transmitting && !(l.queues[0].empty() && l.queues[1].empty() && l.queues[2].empty());
+  }
+  /// While a lane waits on credits, the earliest deferred event keeps its moment in the calendar.
+  void keep_earliest_in_calendar(sim::Simulator& sim);
 
   BusConfig config_;
   sim::Target owner_;
@@ -207,8 +253,13 @@ private:
   sim::Ring<TransferHandle> reads_waiting_; ///< reads with bytes not yet requested, oldest first
   std::uint32_t tags_in_use_ = 0;
   std::uint64_t next_age_ = 0;
-  std::uint32_t mmio_in_cpu_ = 0; ///< MMIO stores whose CPU cost has not elapsed
-  std::uint64_t outstanding_ = 0; ///< transfers not yet done
+  std::uint32_t mmio_in_cpu_ = 0;  ///< MMIO stores whose CPU cost has not elapsed
+  std::uint64_t outstanding_ = 0;  ///< transfers not yet done
+  std::vector<Deferred> deferred_; ///< a min-heap on (time, seq)
+  sim::Time now_;                  ///< the bus's position: the calendar's, or a deferred event's while handled
+  std::uint64_t seq_ = 0;
+  bool settling_ = false;
+  std::uint64_t deferred_handled_ = 0;
 };
 
 } // namespace ib::pcie
