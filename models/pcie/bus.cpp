@@ -89,7 +89,7 @@ void Bus::dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t siz
   ++outstanding_;
   reads_waiting_.push_back(t);
   issue_read_requests(sim);
-  keep_earliest_in_calendar(sim);
+  keep_moments(sim);
 }
 
 void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
@@ -107,7 +107,7 @@ void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t si
     queue(sim, Direction::upstream, h);
   });
   transfers_[t].requested = size_bytes;
-  keep_earliest_in_calendar(sim);
+  keep_moments(sim);
 }
 
 void Bus::mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_t chunk_bytes, std::uint32_t token) {
@@ -121,23 +121,42 @@ void Bus::mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_
   post(sim, now_ + config_.mmio_cpu_cost * stores, Kind::mmio_issue, t.value, false);
 }
 
-void Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable) {
+std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable) {
   if (!deferrable || !config_.defer_events) {
-    assert(!settling_ && at >= sim.now() && "a deferred event cannot put one in the calendar");
+    assert(!settling_ && at >= sim.now() && now_ == sim.now() && "a deferred event cannot put one in the calendar");
     sim.schedule(at, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(kind)), handle);
-    return;
+    return 0;
   }
-  deferred_.push_back(Deferred{at, sim.reserve_seq(), handle, kind});
+  const std::uint64_t seq = sim.reserve_seq();
+  deferred_.push_back(Deferred{at, seq, handle, kind});
   std::push_heap(deferred_.begin(), deferred_.end(), later<Deferred>);
+  return seq;
 }
 
-void Bus::keep_earliest_in_calendar(sim::Simulator& sim) {
-  if (deferred_.empty() || deferred_.front().in_calendar || !(stalled(lanes_[0]) || stalled(lanes_[1])))
+void Bus::keep_moments(sim::Simulator& sim) {
+  const auto due = static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::deferred_due));
+  // Only deferred events bring credits and tags.
+  bool earliest = !reads_waiting_.empty();
+  for (Lane& l : lanes_) {
+    if (l.visible_queued == 0)
+      continue;
+    if (l.done_deferred) {
+      if (!l.done_in_calendar) {
+        l.done_in_calendar = true;
+        sim.schedule_reserved(l.done_at, l.done_seq, owner_, due);
+      }
+    } else if (stalled(l)) {
+      earliest = true;
+    }
+  }
+  if (!earliest || deferred_.empty() || deferred_.front().in_calendar)
     return;
   Deferred& first = deferred_.front();
+  for (const Lane& l : lanes_)
+    if (l.done_deferred && l.done_in_calendar && l.done_seq == first.seq)
+      return; // already there as a serialization's end
   first.in_calendar = true;
-  sim.schedule_reserved(first.time, first.seq, owner_,
-                        static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::deferred_due)));
+  sim.schedule_reserved(first.time, first.seq, owner_, due);
 }
 
 void Bus::catch_up(sim::Simulator& sim, bool inclusive) {
@@ -171,11 +190,6 @@ void Bus::settle(sim::Simulator& sim, sim::Time until) {
     handle(sim, due.kind, due.handle);
     sim.note_deferred_activity(due.time);
   }
-  for (Lane& l : lanes_)
-    if (l.done_deferred && l.done_at <= until) {
-      l.done_deferred = false;
-      l.transmitting = false;
-    }
   settling_ = false;
 }
 
@@ -202,6 +216,7 @@ void Bus::queue(sim::Simulator& sim, Direction d, TlpHandle h) {
   tlp.age = next_age_++;
   tlp.direction = d;
   lane(d).queues[tlp.credit_class].push_back(h);
+  lane(d).visible_queued += visible(d, tlp) ? 1 : 0;
   try_transmit(sim, d);
 }
 
@@ -216,23 +231,8 @@ bool Bus::credits_cover(const Lane& l, const Tlp& tlp) const {
 
 void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   Lane& l = lane(d);
-  if (l.transmitting) {
-    if (!l.done_deferred)
-      return;
-    if (l.done_at > now_ || (l.done_at == now_ && l.done_seq >= seq_)) {
-      // Something is queued behind a serialization whose end was deferred: the pick needs its moment.
-      if (!l.queues[0].empty() || !l.queues[1].empty() || !l.queues[2].empty()) {
-        l.done_deferred = false;
-        assert(!settling_);
-        sim.schedule_reserved(l.done_at, l.done_seq, owner_,
-                              static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::transmit_done)),
-                              static_cast<std::uint32_t>(d));
-      }
-      return;
-    }
-    l.done_deferred = false; // it has ended
-    l.transmitting = false;
-  }
+  if (l.transmitting)
+    return;
   // The oldest head whose credits allow, except that nothing passes an older posted TLP.
   const std::uint64_t oldest_posted =
       l.queues[posted].empty() ? ~std::uint64_t{0} : tlps_[l.queues[posted].front()].age;
@@ -258,6 +258,7 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   const TlpHandle h = l.queues[pick].front();
   l.queues[pick].pop_front();
   const Tlp& tlp = tlps_[h];
+  l.visible_queued -= visible(d, tlp) ? 1 : 0;
   l.credits.headers_consumed[pick] += 1;
   l.credits.data_consumed[pick] += data_credits_of(tlp.kind, tlp.payload_bytes);
   const sim::Time start = std::max(now_, l.busy_until);
@@ -285,14 +286,16 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   }
   l.transmitting = true;
   l.sending = h;
-  // The serializer's end needs its moment only if something waits behind it or it ends a write.
+  // The serializer's end needs its moment if it ends a write or a visible TLP waits behind it (keep_moments()
+  // sees to one queued later).
   const bool write_done = tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer;
-  if (write_done || !config_.defer_events || !l.queues[0].empty() || !l.queues[1].empty() || !l.queues[2].empty()) {
+  if (write_done || l.visible_queued > 0 || !config_.defer_events) {
     post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), false);
   } else {
+    l.done_seq = post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), true);
     l.done_deferred = true;
+    l.done_in_calendar = false;
     l.done_at = l.busy_until;
-    l.done_seq = sim.reserve_seq();
   }
   post(sim, l.busy_until + config_.propagation, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
 }
@@ -300,7 +303,8 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
 bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
   if (d == Direction::upstream)
     return tlp.kind == TlpKind::mrd || tlp.last_of_transfer; // a memory read starts; a write becomes visible
-  return tlp.kind == TlpKind::cpld ? tlp.last_of_request : tlp.last_of_transfer; // a tag frees; an MMIO ends
+  // A read or an MMIO ends. A completion that only frees a tag keeps its moment while reads wait for one.
+  return tlp.last_of_transfer;
 }
 
 sim::Time Bus::send_dllp(sim::Simulator&, Lane& l) {
@@ -315,6 +319,7 @@ void Bus::transmitted(sim::Simulator& sim, Direction d) {
   Lane& l = lane(d);
   assert(l.transmitting);
   l.transmitting = false;
+  l.done_deferred = false;
   const Tlp& tlp = tlps_[l.sending];
   if (tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer)
     client_.dma_write_done(sim, transfers_[tlp.transfer].token); // the transfer lives on until its data is visible
@@ -405,7 +410,7 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
     catch_up(sim, kind == Kind::deferred_due);
   if (kind != Kind::deferred_due)
     handle(sim, kind, event.handle);
-  keep_earliest_in_calendar(sim);
+  keep_moments(sim);
 }
 
 void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
@@ -431,6 +436,9 @@ void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
           tlps_[h] = Tlp{TlpKind::cpld, completion, 0, at, bytes, wire_bytes(TlpKind::cpld, bytes, false, config_.ecrc),
                          mrd.transfer};
           tlps_[h].last_of_request = sent == mrd.payload_bytes;
+          Transfer& read = transfers_[mrd.transfer];
+          read.completions_queued += bytes;
+          tlps_[h].last_of_transfer = read.completions_queued == read.bytes;
           queue(sim, Direction::downstream, h);
         });
     return;

@@ -157,10 +157,11 @@ private:
     std::uint32_t token;
     std::uint64_t address;
     std::uint32_t bytes;
-    std::uint32_t requested = 0; ///< bytes covered by TLPs created so far
-    std::uint32_t finished = 0;  ///< bytes delivered (read: completions in; write and MMIO: TLPs out or in)
-    std::uint32_t arrived = 0;   ///< write: bytes arrived at the root complex
-    std::uint32_t chunk = 0;     ///< MMIO chunk size
+    std::uint32_t requested = 0;          ///< bytes covered by TLPs created so far
+    std::uint32_t finished = 0;           ///< bytes delivered (read: completions in; write and MMIO: TLPs out or in)
+    std::uint32_t arrived = 0;            ///< write: bytes arrived at the root complex
+    std::uint32_t chunk = 0;              ///< MMIO chunk size
+    std::uint32_t completions_queued = 0; ///< read: bytes of CplD queued (the last one queued arrives last)
   };
   using TransferHandle = sim::Handle<Transfer>;
   struct Tlp {
@@ -198,10 +199,12 @@ private:
     sim::Time busy_until;
     bool transmitting = false;
     TlpHandle sending;
-    /// The serializer's end is a deferred event (nothing was queued behind it): at done_at, seq done_seq.
+    /// The serializer's end is a deferred event (nothing visible was queued behind it): at done_at, seq done_seq.
     bool done_deferred = false;
+    bool done_in_calendar = false; ///< a deferred_due keeps that end's moment
     sim::Time done_at;
     std::uint64_t done_seq = 0;
+    std::uint32_t visible_queued = 0; ///< queued TLPs whose pick must keep its moment (visible())
     Credits credits;
     sim::Time sent_since_ack;       ///< TLP wire time since this direction's last Ack DLLP
     sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
@@ -226,8 +229,8 @@ private:
   void handle(sim::Simulator& sim, Kind kind, std::uint32_t handle);
   /// Whether an arrival must keep its moment: it frees a tag, ends a transfer or starts a memory read.
   bool arrival_is_visible(Direction d, const Tlp& tlp) const;
-  /// Schedules bus event `kind` at `at`: in the calendar, or deferred when `deferrable`.
-  void post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable);
+  /// Schedules bus event `kind` at `at`: in the calendar, or deferred when `deferrable`; returns its seq if deferred.
+  std::uint64_t post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable);
   /// Handles the deferred events placed before the bus's current position (inclusive: up to and including it).
   void catch_up(sim::Simulator& sim, bool inclusive);
   void enter(sim::Simulator& sim) {
@@ -239,8 +242,15 @@ private:
   bool stalled(const Lane& l) const {
     return !l.transmitting && !(l.queues[0].empty() && l.queues[1].empty() && l.queues[2].empty());
   }
-  /// While a lane waits on credits, the earliest deferred event keeps its moment in the calendar.
-  void keep_earliest_in_calendar(sim::Simulator& sim);
+  /// Whether a TLP's pick must happen at its moment: its end or its arrival tells the client something, starts a
+  /// memory read, or frees a tag.
+  bool visible(Direction d, const Tlp& tlp) const {
+    return (tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer) || arrival_is_visible(d, tlp);
+  }
+  /// Puts in the calendar the deferred events whose moments must be kept: the end of a serialization with a
+  /// visible TLP queued behind it; and, while a lane with a visible TLP waits on credits or reads wait for a tag,
+  /// the earliest deferred event (only deferred events bring credits and tags).
+  void keep_moments(sim::Simulator& sim);
 
   BusConfig config_;
   sim::Target owner_;
