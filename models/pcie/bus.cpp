@@ -123,7 +123,8 @@ void Bus::mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_
 
 std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable) {
   if (!deferrable || !config_.defer_events) {
-    assert(!settling_ && at >= sim.now() && now_ == sim.now() && "a deferred event cannot put one in the calendar");
+    // From a deferred event too: keep_moments() holds the bus to catching up before such a moment.
+    assert(at >= sim.now());
     sim.schedule(at, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(kind)), handle);
     return 0;
   }
@@ -134,29 +135,59 @@ std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint3
 }
 
 void Bus::keep_moments(sim::Simulator& sim) {
-  const auto due = static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::deferred_due));
-  // Only deferred events bring credits and tags.
-  bool earliest = !reads_waiting_.empty();
-  for (Lane& l : lanes_) {
-    if (l.visible_queued == 0)
-      continue;
-    if (l.done_deferred) {
-      if (!l.done_in_calendar) {
-        l.done_in_calendar = true;
-        sim.schedule_reserved(l.done_at, l.done_seq, owner_, due);
-      }
-    } else if (stalled(l)) {
-      earliest = true;
-    }
-  }
-  if (!earliest || deferred_.empty() || deferred_.front().in_calendar)
+  if (settling_ || !config_.defer_events)
     return;
-  Deferred& first = deferred_.front();
-  for (const Lane& l : lanes_)
-    if (l.done_deferred && l.done_in_calendar && l.done_seq == first.seq)
-      return; // already there as a serialization's end
-  first.in_calendar = true;
-  sim.schedule_reserved(first.time, first.seq, owner_, due);
+  const sim::Time next_deferred = deferred_.empty() ? sim::Time::max() : deferred_.front().time;
+  sim::Time horizon = reads_waiting_.empty() ? sim::Time::max() : next_deferred;
+  for (const Lane& l : lanes_) {
+    if (l.visible_queued[0] + l.visible_queued[1] + l.visible_queued[2] == 0)
+      continue;
+    sim::Time free = std::max(now_, l.busy_until);
+    if (stalled(l)) {
+      if (next_deferred == sim::Time::max())
+        continue; // nothing will ever bring its credits
+      free = std::max(free, next_deferred);
+    }
+    for (int k = 0; k < 3; ++k)
+      if (l.visible_queued[k] > 0)
+        horizon = std::min(horizon, free + l.wire_before_visible[k]);
+  }
+  if (horizon >= checkpoint_at_ && checkpoint_at_ >= now_)
+    return;
+  checkpoint_at_ = horizon;
+  if (horizon != sim::Time::max())
+    sim.schedule(horizon, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::deferred_due)));
+}
+
+void Bus::queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible) {
+  const int k = tlp.credit_class;
+  if (is_visible && l.visible_queued[k]++ == 0)
+    l.wire_before_visible[k] = l.queued_wire[k];
+  l.queued_wire[k] += sim::transfer_time(tlp.wire_bytes, config_.data_rate);
+}
+
+void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
+  // `tlp` has just left the front of its queue.
+  const int k = tlp.credit_class;
+  const sim::Time wire = sim::transfer_time(tlp.wire_bytes, config_.data_rate);
+  l.queued_wire[k] -= wire;
+  if (!is_visible) {
+    if (l.visible_queued[k] > 0)
+      l.wire_before_visible[k] -= wire;
+    return;
+  }
+  if (--l.visible_queued[k] == 0)
+    return;
+  // The next visible TLP: sum what lies ahead of it.
+  sim::Time ahead;
+  const sim::Ring<TlpHandle>& q = l.queues[k];
+  for (std::uint32_t i = 0; i < q.size(); ++i) {
+    const Tlp& t = tlps_[q[i]];
+    if (visible(l.direction, t))
+      break;
+    ahead += sim::transfer_time(t.wire_bytes, config_.data_rate);
+  }
+  l.wire_before_visible[k] = ahead;
 }
 
 void Bus::catch_up(sim::Simulator& sim, bool inclusive) {
@@ -216,7 +247,7 @@ void Bus::queue(sim::Simulator& sim, Direction d, TlpHandle h) {
   tlp.age = next_age_++;
   tlp.direction = d;
   lane(d).queues[tlp.credit_class].push_back(h);
-  lane(d).visible_queued += visible(d, tlp) ? 1 : 0;
+  queued_wire_add(lane(d), tlp, visible(d, tlp));
   try_transmit(sim, d);
 }
 
@@ -258,7 +289,7 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   const TlpHandle h = l.queues[pick].front();
   l.queues[pick].pop_front();
   const Tlp& tlp = tlps_[h];
-  l.visible_queued -= visible(d, tlp) ? 1 : 0;
+  queued_wire_remove(l, tlp, visible(d, tlp));
   l.credits.headers_consumed[pick] += 1;
   l.credits.data_consumed[pick] += data_credits_of(tlp.kind, tlp.payload_bytes);
   const sim::Time start = std::max(now_, l.busy_until);
@@ -286,17 +317,9 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   }
   l.transmitting = true;
   l.sending = h;
-  // The serializer's end needs its moment if it ends a write or a visible TLP waits behind it (keep_moments()
-  // sees to one queued later).
+  // The serializer's end keeps its moment only if it ends a write; keep_moments() sees to picks that matter.
   const bool write_done = tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer;
-  if (write_done || l.visible_queued > 0 || !config_.defer_events) {
-    post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), false);
-  } else {
-    l.done_seq = post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), true);
-    l.done_deferred = true;
-    l.done_in_calendar = false;
-    l.done_at = l.busy_until;
-  }
+  post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), !write_done);
   post(sim, l.busy_until + config_.propagation, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
 }
 
@@ -319,7 +342,6 @@ void Bus::transmitted(sim::Simulator& sim, Direction d) {
   Lane& l = lane(d);
   assert(l.transmitting);
   l.transmitting = false;
-  l.done_deferred = false;
   const Tlp& tlp = tlps_[l.sending];
   if (tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer)
     client_.dma_write_done(sim, transfers_[tlp.transfer].token); // the transfer lives on until its data is visible
@@ -406,6 +428,8 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
   const auto kind = static_cast<Kind>(event.kind - first_kind_);
   now_ = sim.now();
   seq_ = sim.dispatching_seq();
+  if (kind == Kind::deferred_due && now_ >= checkpoint_at_)
+    checkpoint_at_ = sim::Time::max(); // this is it
   if (!deferred_.empty())
     catch_up(sim, kind == Kind::deferred_due);
   if (kind != Kind::deferred_due)

@@ -149,7 +149,6 @@ private:
     std::uint64_t seq;
     std::uint32_t handle;
     Kind kind;
-    bool in_calendar = false; ///< a deferred_due event stands for it
   };
   enum class Op : std::uint8_t { read, write, mmio };
   struct Transfer {
@@ -199,12 +198,11 @@ private:
     sim::Time busy_until;
     bool transmitting = false;
     TlpHandle sending;
-    /// The serializer's end is a deferred event (nothing visible was queued behind it): at done_at, seq done_seq.
-    bool done_deferred = false;
-    bool done_in_calendar = false; ///< a deferred_due keeps that end's moment
-    sim::Time done_at;
-    std::uint64_t done_seq = 0;
-    std::uint32_t visible_queued = 0; ///< queued TLPs whose pick must keep its moment (visible())
+    /// Per class queue: its visible TLPs (visible()), the wire time of all its TLPs and of those ahead of its first
+    /// visible one, which must leave before it (keep_moments()).
+    std::array<std::uint32_t, 3> visible_queued{};
+    std::array<sim::Time, 3> queued_wire{};
+    std::array<sim::Time, 3> wire_before_visible{};
     Credits credits;
     sim::Time sent_since_ack;       ///< TLP wire time since this direction's last Ack DLLP
     sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
@@ -247,10 +245,14 @@ private:
   bool visible(Direction d, const Tlp& tlp) const {
     return (tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer) || arrival_is_visible(d, tlp);
   }
-  /// Puts in the calendar the deferred events whose moments must be kept: the end of a serialization with a
-  /// visible TLP queued behind it; and, while a lane with a visible TLP waits on credits or reads wait for a tag,
-  /// the earliest deferred event (only deferred events bring credits and tags).
+  /// Keeps a checkpoint in the calendar no later than the earliest moment at which deferred events could make
+  /// something visible happen: the first visible TLP of a queue cannot leave before the serializer is free (and,
+  /// if it waits on credits, before the next deferred event, which alone brings them) plus the wire time of what
+  /// is queued ahead of it; a read waiting for a tag needs the next deferred event. At the checkpoint, the bus
+  /// catches up and sets the next one.
   void keep_moments(sim::Simulator& sim);
+  void queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible);
+  void queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible);
 
   BusConfig config_;
   sim::Target owner_;
@@ -270,6 +272,7 @@ private:
   std::uint64_t seq_ = 0;
   bool settling_ = false;
   std::uint64_t deferred_handled_ = 0;
+  sim::Time checkpoint_at_ = sim::Time::max(); ///< the earliest checkpoint in the calendar, as far as known
 };
 
 } // namespace ib::pcie

@@ -405,11 +405,14 @@ TEST_CASE("pcie::Bus: deferred events change nothing but the number of calendar 
       CHECK(oracle.done.size() >= 400);
       CHECK(deferred.done == oracle.done);
       CHECK(deferred.counters == oracle.counters);
-      // While reads wait for a tag, the bus hands its deferred events to the calendar one by one (keep_moments).
-      if (variant < 2)
+      // While a lane waits on credits or reads wait for a tag, the bus checkpoints at each deferred event
+      // (keep_moments), some twice.
+      if (variant == 0)
+        CHECK(deferred.events < oracle.events * 3 / 4);
+      else if (variant == 1)
         CHECK(deferred.events < oracle.events);
       else
-        CHECK(deferred.events <= oracle.events + oracle.events / 100);
+        CHECK(deferred.events <= oracle.events + oracle.events * 3 / 100);
     }
     ++variant;
   }
