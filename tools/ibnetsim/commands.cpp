@@ -339,7 +339,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
       "stdout format: table, json or csv")("quiet,q", "print nothing on stdout (use with --out)")(
       "timing", "add wall time, events/s and peak memory to JSON and CSV reports (they then differ run to run)")(
       "events", "count events by part of the model (programs, PCIe, HCA, ports, switches), in total and per "
-                "message: in the table, and in the report as performance.events_by_part (a little slower)")(
+                "message: in the table, and in the report as results.kernel_events_by_part (a little slower)")(
       "counters", "add every active port's perfquery counters to the table (JSON and CSV always carry them)")(
       "trace", po::value<std::string>(),
       "write a timeline to FILE.json in Chrome trace-event format (open it in https://ui.perfetto.dev)")(
@@ -424,7 +424,7 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   if (parsed.values.count("timing"))
     report["performance"] = performance;
   if (count_events) {
-    report["performance"]["events_by_part"] = result.events_by_part;
+    report["results"]["kernel_events_by_part"] = result.events_by_part;
     performance["events_by_part"] = result.events_by_part;
   }
   // Results reach stdout before any file, so a failed write (exit 2) still shows them.
