@@ -78,7 +78,7 @@ Bus::Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, Bu
 }
 
 bool Bus::idle() const {
-  return outstanding_ == 0 && tlps_.live() == 0 && deferred_.empty();
+  return outstanding_ == 0 && tlps_.live() == 0 && !has_deferred();
 }
 
 void Bus::dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
@@ -129,15 +129,51 @@ std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint3
     return 0;
   }
   const std::uint64_t seq = sim.reserve_seq();
-  deferred_.push_back(Deferred{at, seq, handle, kind});
-  std::push_heap(deferred_.begin(), deferred_.end(), later<Deferred>);
+  const Direction d = kind == Kind::tlp_arrives       ? tlps_[TlpHandle{handle}].direction
+                      : kind == Kind::posted_accepted ? Direction::upstream
+                                                      : static_cast<Direction>(handle);
+  const Source source = source_of(kind, d);
+  sim::Ring<Deferred>& fifo = deferred_[source];
+  assert((fifo.empty() || fifo[fifo.size() - 1].time <= at) && "a source's deferred events come in time order");
+  fifo.push_back(Deferred{at, seq, handle, kind});
+  deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ | (1u << source));
   return seq;
+}
+
+Bus::Source Bus::source_of(Kind kind, Direction d) {
+  const bool up = d == Direction::upstream;
+  switch (kind) {
+  case Kind::tlp_arrives:
+    return up ? arrivals_up : arrivals_down;
+  case Kind::credits_arrive:
+    return up ? credits_up : credits_down;
+  case Kind::posted_accepted:
+    return accepts;
+  case Kind::transmit_done:
+    return up ? done_up : done_down;
+  case Kind::update_fc_due:
+    return up ? update_fc_up : update_fc_down;
+  default:
+    assert(false && "not a deferrable bus event");
+    return source_count;
+  }
+}
+
+Bus::Source Bus::earliest_deferred() const {
+  Source best = source_count;
+  for (std::uint32_t mask = deferred_mask_; mask != 0; mask &= mask - 1) {
+    const auto source = static_cast<Source>(__builtin_ctz(mask));
+    if (best == source_count || later(deferred_[best].front(), deferred_[source].front()))
+      best = source;
+  }
+  return best;
 }
 
 void Bus::keep_moments(sim::Simulator& sim) {
   if (settling_ || !config_.defer_events)
     return;
-  const sim::Time next_deferred = deferred_.empty() ? sim::Time::max() : deferred_.front().time;
+  const Source first = earliest_deferred();
+  const sim::Time next_deferred = first == source_count ? sim::Time::max() : deferred_[first].front().time;
   sim::Time horizon = reads_waiting_.empty() ? sim::Time::max() : next_deferred;
   for (const Lane& l : lanes_) {
     if (l.visible_queued[0] + l.visible_queued[1] + l.visible_queued[2] == 0)
@@ -163,13 +199,13 @@ void Bus::queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible) {
   const int k = tlp.credit_class;
   if (is_visible && l.visible_queued[k]++ == 0)
     l.wire_before_visible[k] = l.queued_wire[k];
-  l.queued_wire[k] += sim::transfer_time(tlp.wire_bytes, config_.data_rate);
+  l.queued_wire[k] += wire_time(tlp.wire_bytes);
 }
 
 void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
   // `tlp` has just left the front of its queue.
   const int k = tlp.credit_class;
-  const sim::Time wire = sim::transfer_time(tlp.wire_bytes, config_.data_rate);
+  const sim::Time wire = wire_time(tlp.wire_bytes);
   l.queued_wire[k] -= wire;
   if (!is_visible) {
     if (l.visible_queued[k] > 0)
@@ -185,7 +221,7 @@ void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
     const Tlp& t = tlps_[q[i]];
     if (visible(l.direction, t))
       break;
-    ahead += sim::transfer_time(t.wire_bytes, config_.data_rate);
+    ahead += wire_time(t.wire_bytes);
   }
   l.wire_before_visible[k] = ahead;
 }
@@ -193,13 +229,11 @@ void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
 void Bus::catch_up(sim::Simulator& sim, bool inclusive) {
   const sim::Time now = now_;
   const std::uint64_t seq = seq_;
-  while (!deferred_.empty()) {
-    const Deferred& first = deferred_.front();
-    if (first.time > now || (first.time == now && (inclusive ? first.seq > seq : first.seq >= seq)))
+  for (Source source = earliest_deferred(); source != source_count; source = earliest_deferred()) {
+    const Deferred due = deferred_[source].front();
+    if (due.time > now || (due.time == now && (inclusive ? due.seq > seq : due.seq >= seq)))
       break;
-    const Deferred due = first;
-    std::pop_heap(deferred_.begin(), deferred_.end(), later<Deferred>);
-    deferred_.pop_back();
+    pop_deferred(source);
     now_ = due.time;
     seq_ = due.seq;
     ++deferred_handled_;
@@ -211,10 +245,11 @@ void Bus::catch_up(sim::Simulator& sim, bool inclusive) {
 
 void Bus::settle(sim::Simulator& sim, sim::Time until) {
   settling_ = true;
-  while (!deferred_.empty() && deferred_.front().time <= until) {
-    const Deferred due = deferred_.front();
-    std::pop_heap(deferred_.begin(), deferred_.end(), later<Deferred>);
-    deferred_.pop_back();
+  for (Source source = earliest_deferred(); source != source_count; source = earliest_deferred()) {
+    const Deferred due = deferred_[source].front();
+    if (due.time > until)
+      break;
+    pop_deferred(source);
     now_ = due.time;
     seq_ = due.seq;
     ++deferred_handled_;
@@ -293,7 +328,7 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   l.credits.headers_consumed[pick] += 1;
   l.credits.data_consumed[pick] += data_credits_of(tlp.kind, tlp.payload_bytes);
   const sim::Time start = std::max(now_, l.busy_until);
-  const sim::Time wire = sim::transfer_time(tlp.wire_bytes, config_.data_rate);
+  const sim::Time wire = wire_time(tlp.wire_bytes);
   l.busy_until = start + wire;
   l.counters.busy += wire;
   l.counters.tlps[static_cast<int>(tlp.kind)] += 1;
@@ -332,7 +367,7 @@ bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
 
 sim::Time Bus::send_dllp(sim::Simulator&, Lane& l) {
   const sim::Time start = std::max(now_, l.busy_until);
-  const sim::Time wire = sim::transfer_time(dllp_bytes, config_.data_rate);
+  const sim::Time wire = wire_time(dllp_bytes);
   l.busy_until = start + wire;
   l.counters.busy += wire;
   return l.busy_until;
@@ -430,7 +465,7 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
   seq_ = sim.dispatching_seq();
   if (kind == Kind::deferred_due && now_ >= checkpoint_at_)
     checkpoint_at_ = sim::Time::max(); // this is it
-  if (!deferred_.empty())
+  if (has_deferred())
     catch_up(sim, kind == Kind::deferred_due);
   if (kind != Kind::deferred_due)
     handle(sim, kind, event.handle);

@@ -234,7 +234,7 @@ private:
   void enter(sim::Simulator& sim) {
     now_ = sim.now();
     seq_ = sim.dispatching_seq();
-    if (!deferred_.empty())
+    if (has_deferred())
       catch_up(sim, false);
   }
   bool stalled(const Lane& l) const {
@@ -251,6 +251,15 @@ private:
   /// is queued ahead of it; a read waiting for a tag needs the next deferred event. At the checkpoint, the bus
   /// catches up and sets the next one.
   void keep_moments(sim::Simulator& sim);
+  /// Wire time of `bytes` on this link, memoized: a 128-bit division per TLP costs more than the rest of a pick.
+  sim::Time wire_time(std::uint32_t bytes) {
+    WireTime& w = wire_times_[bytes & (wire_times_.size() - 1)];
+    if (w.bytes != bytes) {
+      w.bytes = bytes;
+      w.time = sim::transfer_time(bytes, config_.data_rate);
+    }
+    return w.time;
+  }
   void queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible);
   void queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible);
 
@@ -265,13 +274,42 @@ private:
   sim::Ring<TransferHandle> reads_waiting_; ///< reads with bytes not yet requested, oldest first
   std::uint32_t tags_in_use_ = 0;
   std::uint64_t next_age_ = 0;
-  std::uint32_t mmio_in_cpu_ = 0;  ///< MMIO stores whose CPU cost has not elapsed
-  std::uint64_t outstanding_ = 0;  ///< transfers not yet done
-  std::vector<Deferred> deferred_; ///< a min-heap on (time, seq)
-  sim::Time now_;                  ///< the bus's position: the calendar's, or a deferred event's while handled
+  std::uint32_t mmio_in_cpu_ = 0; ///< MMIO stores whose CPU cost has not elapsed
+  std::uint64_t outstanding_ = 0; ///< transfers not yet done
+  /// Deferred events by source, each source's in (time, seq) order: arrivals and credit returns per direction,
+  /// posted accepts, and the one pending serialization end and UpdateFC timer per direction. Catching up merges them.
+  enum Source : std::uint8_t {
+    arrivals_up,
+    arrivals_down,
+    credits_up,
+    credits_down,
+    accepts,
+    done_up,
+    done_down,
+    update_fc_up,
+    update_fc_down,
+    source_count
+  };
+  static Source source_of(Kind kind, Direction d);
+  /// The source holding the earliest deferred event, or source_count when there is none.
+  Source earliest_deferred() const;
+  bool has_deferred() const { return deferred_mask_ != 0; }
+  void pop_deferred(Source source) {
+    deferred_[source].pop_front();
+    if (deferred_[source].empty())
+      deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ & ~(1u << source));
+  }
+  std::array<sim::Ring<Deferred>, source_count> deferred_;
+  std::uint16_t deferred_mask_ = 0; ///< bit per source with events
+  sim::Time now_;                   ///< the bus's position: the calendar's, or a deferred event's while handled
   std::uint64_t seq_ = 0;
   bool settling_ = false;
   std::uint64_t deferred_handled_ = 0;
+  struct WireTime {
+    std::uint32_t bytes = 0;
+    sim::Time time;
+  };
+  std::array<WireTime, 16> wire_times_{};
   sim::Time checkpoint_at_ = sim::Time::max(); ///< the earliest checkpoint in the calendar, as far as known
 };
 
