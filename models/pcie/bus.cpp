@@ -92,7 +92,8 @@ void Bus::dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t siz
   keep_moments(sim);
 }
 
-void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
+void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token,
+                    bool notify_done) {
   assert(size_bytes > 0);
   enter(sim);
   const TransferHandle t = transfers_.acquire();
@@ -104,6 +105,7 @@ void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t si
     tlps_[h] = Tlp{
         TlpKind::mwr, posted, 0, at, bytes, wire_bytes(TlpKind::mwr, bytes, config_.addresses_64bit, config_.ecrc), t};
     tlps_[h].last_of_transfer = at + bytes == end;
+    tlps_[h].end_seen = notify_done && tlps_[h].last_of_transfer;
     queue(sim, Direction::upstream, h);
   });
   transfers_[t].requested = size_bytes;
@@ -129,13 +131,19 @@ std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint3
     return 0;
   }
   const std::uint64_t seq = sim.reserve_seq();
-  const Direction d = kind == Kind::tlp_arrives       ? tlps_[TlpHandle{handle}].direction
-                      : kind == Kind::posted_accepted ? Direction::upstream
-                                                      : static_cast<Direction>(handle);
+  const Direction d = kind == Kind::tlp_arrives ? tlps_[TlpHandle{handle}].direction
+                      : kind == Kind::posted_accepted || kind == Kind::memory_read_done
+                          ? Direction::upstream
+                          : static_cast<Direction>(handle);
   const Source source = source_of(kind, d);
   sim::Ring<Deferred>& fifo = deferred_[source];
-  assert((fifo.empty() || fifo[fifo.size() - 1].time <= at) && "a source's deferred events come in time order");
+  assert((source == memory_reads || fifo.empty() || fifo[fifo.size() - 1].time <= at) &&
+         "a source's deferred events come in time order");
   fifo.push_back(Deferred{at, seq, handle, kind});
+  // Memory reads finish out of order: sort the newest in from the back (it usually stays there).
+  if (source == memory_reads)
+    for (std::uint32_t i = fifo.size() - 1; i > 0 && later(fifo[i - 1], fifo[i]); --i)
+      std::swap(fifo[i - 1], fifo[i]);
   deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ | (1u << source));
   return seq;
 }
@@ -153,6 +161,8 @@ Bus::Source Bus::source_of(Kind kind, Direction d) {
     return up ? done_up : done_down;
   case Kind::update_fc_due:
     return up ? update_fc_up : update_fc_down;
+  case Kind::memory_read_done:
+    return memory_reads;
   default:
     assert(false && "not a deferrable bus event");
     return source_count;
@@ -175,6 +185,15 @@ void Bus::keep_moments(sim::Simulator& sim) {
   const Source first = earliest_deferred();
   const sim::Time next_deferred = first == source_count ? sim::Time::max() : deferred_[first].front().time;
   sim::Time horizon = reads_waiting_.empty() ? sim::Time::max() : next_deferred;
+  // An MRd's arrival, deferred, must be handled before the memory read it starts is due.
+  if (!mrd_arrivals_.empty())
+    horizon = std::min(horizon, mrd_arrivals_.front() + config_.memory_read_base);
+  // A write's last MWr, deferred, before its data becomes visible.
+  if (!last_mwr_arrivals_.empty())
+    horizon = std::min(horizon, last_mwr_arrivals_.front() + config_.memory_write_latency);
+  // A memory read's end, deferred, before its first completion can arrive.
+  if (!deferred_[memory_reads].empty())
+    horizon = std::min(horizon, deferred_[memory_reads].front().time + config_.propagation);
   for (const Lane& l : lanes_) {
     if (l.visible_queued[0] + l.visible_queued[1] + l.visible_queued[2] == 0)
       continue;
@@ -186,7 +205,7 @@ void Bus::keep_moments(sim::Simulator& sim) {
     }
     for (int k = 0; k < 3; ++k)
       if (l.visible_queued[k] > 0)
-        horizon = std::min(horizon, free + l.wire_before_visible[k]);
+        horizon = std::min(horizon, free + l.wire_before_visible[k] + l.visible_slack[k]);
   }
   if (horizon >= checkpoint_at_ && checkpoint_at_ >= now_)
     return;
@@ -197,8 +216,10 @@ void Bus::keep_moments(sim::Simulator& sim) {
 
 void Bus::queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible) {
   const int k = tlp.credit_class;
-  if (is_visible && l.visible_queued[k]++ == 0)
+  if (is_visible && l.visible_queued[k]++ == 0) {
     l.wire_before_visible[k] = l.queued_wire[k];
+    l.visible_slack[k] = slack(l.direction, tlp);
+  }
   l.queued_wire[k] += wire_time(tlp.wire_bytes);
 }
 
@@ -219,8 +240,10 @@ void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
   const sim::Ring<TlpHandle>& q = l.queues[k];
   for (std::uint32_t i = 0; i < q.size(); ++i) {
     const Tlp& t = tlps_[q[i]];
-    if (visible(l.direction, t))
+    if (visible(l.direction, t)) {
+      l.visible_slack[k] = slack(l.direction, t);
       break;
+    }
     ahead += wire_time(t.wire_bytes);
   }
   l.wire_before_visible[k] = ahead;
@@ -353,14 +376,18 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   l.transmitting = true;
   l.sending = h;
   // The serializer's end keeps its moment only if it ends a write; keep_moments() sees to picks that matter.
-  const bool write_done = tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer;
+  const bool write_done = tlp.end_seen;
   post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), !write_done);
   post(sim, l.busy_until + config_.propagation, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
+  if (config_.defer_events && tlp.kind == TlpKind::mrd)
+    mrd_arrivals_.push_back(l.busy_until + config_.propagation);
+  if (config_.defer_events && tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer)
+    last_mwr_arrivals_.push_back(l.busy_until + config_.propagation);
 }
 
 bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
   if (d == Direction::upstream)
-    return tlp.kind == TlpKind::mrd || tlp.last_of_transfer; // a memory read starts; a write becomes visible
+    return false; // see keep_moments()
   // A read or an MMIO ends. A completion that only frees a tag keeps its moment while reads wait for one.
   return tlp.last_of_transfer;
 }
@@ -378,7 +405,7 @@ void Bus::transmitted(sim::Simulator& sim, Direction d) {
   assert(l.transmitting);
   l.transmitting = false;
   const Tlp& tlp = tlps_[l.sending];
-  if (tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer)
+  if (tlp.end_seen)
     client_.dma_write_done(sim, transfers_[tlp.transfer].token); // the transfer lives on until its data is visible
   try_transmit(sim, d);
 }
@@ -389,14 +416,19 @@ void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {
     if (tlp.kind == TlpKind::mwr) {
       Transfer& write = transfers_[tlp.transfer];
       write.arrived += tlp.payload_bytes;
-      if (write.arrived == write.bytes)
+      if (write.arrived == write.bytes) {
+        if (config_.defer_events)
+          last_mwr_arrivals_.pop_front();
         post(sim, now_ + config_.memory_write_latency, Kind::write_visible, tlp.transfer.value, false);
+      }
       post(sim, now_ + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
     } else {
+      if (config_.defer_events)
+        mrd_arrivals_.pop_front();
       free_credits(sim, d, tlp);
       const sim::Time latency = config_.memory_read_base +
                                 sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
-      post(sim, now_ + latency, Kind::memory_read_done, h.value, false);
+      post(sim, now_ + latency, Kind::memory_read_done, h.value, true);
     }
     return;
   }

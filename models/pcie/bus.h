@@ -106,7 +106,9 @@ public:
   /// Device side: read `size_bytes` of host memory at `address`; dma_read_done(token) when all data is in.
   void dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token);
   /// Device side: write `size_bytes` to host memory at `address`; dma_write_done(token) when all TLPs have left.
-  void dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token);
+  /// Without `notify_done`, only dma_write_visible(token) comes (a CQE: only its visibility matters).
+  void dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token,
+                 bool notify_done = true);
   /// Host side: a CPU MMIO write of `size_bytes` (8 for a doorbell; multiples of the write-combining chunk for
   /// BlueFlame), one MWr per `chunk_bytes`; mmio_arrived(token) when its last TLP reaches the device.
   void mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_t chunk_bytes, std::uint32_t token);
@@ -174,6 +176,7 @@ private:
     Direction direction = Direction::upstream;
     bool last_of_request = false;  ///< CplD: the last completion of its MRd (frees the tag)
     bool last_of_transfer = false; ///< write: its last MWr (MWr of a write never pass each other)
+    bool end_seen = false;         ///< write: its last MWr, whose end the client hears of (dma_write_done)
   };
   using TlpHandle = sim::Handle<Tlp>;
   /// The credits of one link direction, per class (posted, non-posted, completion): the sender's consumed counts
@@ -203,6 +206,7 @@ private:
     std::array<std::uint32_t, 3> visible_queued{};
     std::array<sim::Time, 3> queued_wire{};
     std::array<sim::Time, 3> wire_before_visible{};
+    std::array<sim::Time, 3> visible_slack{}; ///< slack() of each queue's first visible TLP
     Credits credits;
     sim::Time sent_since_ack;       ///< TLP wire time since this direction's last Ack DLLP
     sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
@@ -225,7 +229,8 @@ private:
   void issue_read_requests(sim::Simulator& sim);
   void transmitted(sim::Simulator& sim, Direction d);
   void handle(sim::Simulator& sim, Kind kind, std::uint32_t handle);
-  /// Whether an arrival must keep its moment: it frees a tag, ends a transfer or starts a memory read.
+  /// Whether an arrival must keep its moment: it ends a read or an MMIO (an MRd's arrival and a write's last are
+  /// deferred: the memory read and the visibility they start are not due before the checkpoint, keep_moments()).
   bool arrival_is_visible(Direction d, const Tlp& tlp) const;
   /// Schedules bus event `kind` at `at`: in the calendar, or deferred when `deferrable`; returns its seq if deferred.
   std::uint64_t post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable);
@@ -243,7 +248,17 @@ private:
   /// Whether a TLP's pick must happen at its moment: its end or its arrival tells the client something, starts a
   /// memory read, or frees a tag.
   bool visible(Direction d, const Tlp& tlp) const {
-    return (tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer) || arrival_is_visible(d, tlp);
+    if (d == Direction::upstream)
+      return tlp.kind == TlpKind::mrd || tlp.end_seen;
+    return arrival_is_visible(d, tlp);
+  }
+  /// The least time from a visible TLP's pick to the first thing outside the bus sees of it: a write's end, or the
+  /// arrival of a read's or an MMIO's end, or the memory read an MRd starts.
+  sim::Time slack(Direction d, const Tlp& tlp) {
+    const sim::Time wire = wire_time(tlp.wire_bytes);
+    if (d == Direction::downstream)
+      return wire + config_.propagation;
+    return tlp.kind == TlpKind::mrd ? wire + config_.propagation + config_.memory_read_base : wire;
   }
   /// Keeps a checkpoint in the calendar no later than the earliest moment at which deferred events could make
   /// something visible happen: the first visible TLP of a queue cannot leave before the serializer is free (and,
@@ -288,6 +303,7 @@ private:
     done_down,
     update_fc_up,
     update_fc_down,
+    memory_reads, ///< not in time order as pushed (a read's latency grows with its size): kept sorted
     source_count
   };
   static Source source_of(Kind kind, Direction d);
@@ -311,6 +327,8 @@ private:
   };
   std::array<WireTime, 16> wire_times_{};
   sim::Time checkpoint_at_ = sim::Time::max(); ///< the earliest checkpoint in the calendar, as far as known
+  sim::Ring<sim::Time> mrd_arrivals_;          ///< arrival times of MRds not yet handled, oldest first
+  sim::Ring<sim::Time> last_mwr_arrivals_;     ///< and of writes' last MWrs (their data then becomes visible)
 };
 
 } // namespace ib::pcie
