@@ -137,15 +137,14 @@ private:
     credits_arrive,   ///< handle = direction whose sender's limits the UpdateFC raises
     mmio_issue,       ///< handle = MMIO op: the CPU has done its stores
     write_visible,    ///< handle = write transfer: its last byte is in host memory
-    deferred_due,     ///< a deferred event whose moment must be kept (a lane waits on credits it brings)
+    deferred_due,     ///< a checkpoint: catch up (keep_moments())
   };
-  // Deferred events. Most of the bus's events change only the bus: a TLP's arrival that neither ends a transfer
-  // nor frees a tag, a root complex accepting a posted TLP, an UpdateFC's credits reaching the sender, the end of
-  // a serialization with nothing queued behind it. They wait in deferred_, ordered as the calendar would order
-  // them (each holds the seq it would have had), and are handled when the bus is next touched, before whatever
-  // touches it, or by settle(). The bus's results are those of handling each at its moment, since nothing else
-  // reads what they change in between; the exception is a lane waiting on credits, which only they can bring,
-  // so while one waits the earliest deferred event is also in the calendar (deferred_due) at its reserved place.
+  // Deferred events (docs/models/pcie.md#events). Every event above but mmio_issue, write_visible and the end of a
+  // write the client hears of changes only the bus. Those wait in deferred_, one queue per source, each holding the
+  // seq the calendar would have given it, and are handled when the bus is next touched, before whatever touches
+  // it, or by settle(): the bus's results are those of handling each at its moment. What the client sees is
+  // scheduled in the calendar by whichever event leads to it, deferred or not; keep_moments() keeps a checkpoint
+  // in the calendar early enough that the bus has always caught up before any of it is due.
   struct Deferred {
     sim::Time time;
     std::uint64_t seq;
