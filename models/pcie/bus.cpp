@@ -185,12 +185,6 @@ void Bus::keep_moments(sim::Simulator& sim) {
   const Source first = earliest_deferred();
   const sim::Time next_deferred = first == source_count ? sim::Time::max() : deferred_[first].front().time;
   sim::Time horizon = reads_waiting_.empty() ? sim::Time::max() : next_deferred;
-  // An MRd's arrival, deferred, must be handled before the memory read it starts is due.
-  if (!mrd_arrivals_.empty())
-    horizon = std::min(horizon, mrd_arrivals_.front() + config_.memory_read_base);
-  // A write's last MWr, deferred, before its data becomes visible.
-  if (!last_mwr_arrivals_.empty())
-    horizon = std::min(horizon, last_mwr_arrivals_.front() + config_.memory_write_latency);
   // A memory read's end, deferred, before its first completion can arrive.
   if (!deferred_[memory_reads].empty())
     horizon = std::min(horizon, deferred_[memory_reads].front().time + config_.propagation);
@@ -378,11 +372,17 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   // The serializer's end keeps its moment only if it ends a write; keep_moments() sees to picks that matter.
   const bool write_done = tlp.end_seen;
   post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), !write_done);
-  post(sim, l.busy_until + config_.propagation, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
-  if (config_.defer_events && tlp.kind == TlpKind::mrd)
-    mrd_arrivals_.push_back(l.busy_until + config_.propagation);
-  if (config_.defer_events && tlp.kind == TlpKind::mwr && d == Direction::upstream && tlp.last_of_transfer)
-    last_mwr_arrivals_.push_back(l.busy_until + config_.propagation);
+  const sim::Time arrives = l.busy_until + config_.propagation;
+  post(sim, arrives, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
+  // What an upstream TLP starts in the host is scheduled now, at its arrival plus the host's latency: host memory
+  // reads an MRd's data; a write's data becomes visible after its last MWr.
+  if (d == Direction::upstream && tlp.kind == TlpKind::mrd) {
+    const sim::Time latency = config_.memory_read_base +
+                              sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
+    post(sim, arrives + latency, Kind::memory_read_done, h.value, true);
+  } else if (d == Direction::upstream && tlp.last_of_transfer) {
+    post(sim, arrives + config_.memory_write_latency, Kind::write_visible, tlp.transfer.value, false);
+  }
 }
 
 bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
@@ -416,19 +416,9 @@ void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {
     if (tlp.kind == TlpKind::mwr) {
       Transfer& write = transfers_[tlp.transfer];
       write.arrived += tlp.payload_bytes;
-      if (write.arrived == write.bytes) {
-        if (config_.defer_events)
-          last_mwr_arrivals_.pop_front();
-        post(sim, now_ + config_.memory_write_latency, Kind::write_visible, tlp.transfer.value, false);
-      }
       post(sim, now_ + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
     } else {
-      if (config_.defer_events)
-        mrd_arrivals_.pop_front();
-      free_credits(sim, d, tlp);
-      const sim::Time latency = config_.memory_read_base +
-                                sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
-      post(sim, now_ + latency, Kind::memory_read_done, h.value, true);
+      free_credits(sim, d, tlp); // its memory read was scheduled when it left
     }
     return;
   }

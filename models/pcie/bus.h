@@ -248,7 +248,7 @@ private:
   /// memory read, or frees a tag.
   bool visible(Direction d, const Tlp& tlp) const {
     if (d == Direction::upstream)
-      return tlp.kind == TlpKind::mrd || tlp.end_seen;
+      return tlp.kind == TlpKind::mrd || tlp.last_of_transfer;
     return arrival_is_visible(d, tlp);
   }
   /// The least time from a visible TLP's pick to the first thing outside the bus sees of it: a write's end, or the
@@ -257,7 +257,11 @@ private:
     const sim::Time wire = wire_time(tlp.wire_bytes);
     if (d == Direction::downstream)
       return wire + config_.propagation;
-    return tlp.kind == TlpKind::mrd ? wire + config_.propagation + config_.memory_read_base : wire;
+    // An MRd starts a memory read; a write's last MWr ends the write (if the client hears of it) and makes its
+    // data visible.
+    if (tlp.kind == TlpKind::mrd)
+      return wire + config_.propagation + config_.memory_read_base;
+    return tlp.end_seen ? wire : wire + config_.propagation + config_.memory_write_latency;
   }
   /// Keeps a checkpoint in the calendar no later than the earliest moment at which deferred events could make
   /// something visible happen: the first visible TLP of a queue cannot leave before the serializer is free (and,
@@ -326,8 +330,6 @@ private:
   };
   std::array<WireTime, 16> wire_times_{};
   sim::Time checkpoint_at_ = sim::Time::max(); ///< the earliest checkpoint in the calendar, as far as known
-  sim::Ring<sim::Time> mrd_arrivals_;          ///< arrival times of MRds not yet handled, oldest first
-  sim::Ring<sim::Time> last_mwr_arrivals_;     ///< and of writes' last MWrs (their data then becomes visible)
 };
 
 } // namespace ib::pcie
