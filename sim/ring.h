@@ -32,6 +32,10 @@ public:
     assert(i < size_);
     return items_[(head_ + i) & mask_];
   }
+  T& operator[](std::uint32_t i) {
+    assert(i < size_);
+    return items_[(head_ + i) & mask_];
+  }
 
   void push_back(const T& item) {
     if (!items_ || size_ == mask_ + 1) {

@@ -53,6 +53,30 @@ public:
     schedule(now_ + delay, target, kind, handle, generation);
   }
 
+  /// Deferred events (docs/models/kernel.md): a component may keep events whose effects only it can observe in a
+  /// queue of its own, and handle them when it is next touched, in the order the calendar would have dispatched
+  /// them. reserve_seq() gives such an event its place in that order, as schedule() would have; dispatch_position()
+  /// is the place of the event being dispatched, before which a deferred event counts as already happened; and
+  /// schedule_reserved() hands a deferred event to the calendar at its reserved place, when its moment must be kept.
+  std::uint64_t reserve_seq() { return next_seq_++; }
+  std::uint64_t dispatching_seq() const { return dispatching_seq_; }
+  void schedule_reserved(Time at, std::uint64_t seq, Target target, std::uint8_t kind, std::uint32_t handle = 0) {
+    check_not_in_past(at);
+    Event event;
+    event.time = at;
+    event.seq = seq;
+    event.index = target.index;
+    event.handle = handle;
+    event.type = target.type;
+    event.kind = kind;
+    calendar_.push(event);
+  }
+  /// A deferred event handled after the calendar ran dry still counts as activity (last_active_at()).
+  void note_deferred_activity(Time at) {
+    if (at > last_active_at_)
+      last_active_at_ = at;
+  }
+
   /// Dispatches events in order while they are due no later than `until`, until the calendar empties or a
   /// handler calls request_stop(). `dispatch(const Event&)` is called with the clock set to the event's time.
   /// A dispatcher with `prefetch(const Event&)` is shown the events likely to come after the next one, so that the
@@ -66,6 +90,7 @@ public:
     Event event;
     while (!stop_requested_ && calendar_.pop_due(until, event)) {
       now_ = event.time;
+      dispatching_seq_ = event.seq;
       if (++events_dispatched_ == next_progress_at_)
         report_progress();
       // Two stages, each an event's handling apart: the events that may follow the next one get their first
@@ -129,6 +154,7 @@ private:
   Time last_active_at_;
   bool stale_ = false; // set by mark_stale() during the current dispatch
   std::uint64_t next_seq_ = 0;
+  std::uint64_t dispatching_seq_ = 0; // seq of the event being dispatched (or last dispatched)
   std::uint64_t events_dispatched_ = 0;
   std::uint64_t seed_;
   bool stop_requested_ = false;

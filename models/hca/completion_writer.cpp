@@ -39,7 +39,7 @@ void CompletionWriter::on_built(sim::Simulator& sim, DmaHandle op) {
   const Cq& cq = cqs_[core_.ops[op].qp];
   ++core_.pcie.cqe_writes;
   core_.bus.dma_write(sim, cq.address + (core_.ops[op].count % cq.depth) * core_.params.cqe_bytes,
-                      core_.params.cqe_bytes, op.value);
+                      core_.params.cqe_bytes, op.value, false); // done when visible: dma_write_done is not needed
 }
 
 void CompletionWriter::on_visible(DmaHandle h) {

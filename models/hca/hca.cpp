@@ -170,6 +170,10 @@ void Hca::trace_program(const sim::Simulator& sim, std::uint32_t qpn, std::strin
   tracer_->instant(component_id_, track, "verbs", what, sim.now(), args);
 }
 
+void Hca::settle(sim::Simulator& sim, sim::Time until) {
+  bus_->settle(sim, until);
+}
+
 void Hca::set_tracer(sim::Tracer* tracer) {
   tracer_ = tracer;
   stages_->tx.set_tracer(tracer);

@@ -200,6 +200,8 @@ public:
   QpCounters totals() const;
   const PcieCounters& pcie_counters() const { return pcie_; }
   const pcie::Bus& bus() const { return *bus_; }
+  /// Lets the PCIe bus finish the deferred events due by `until` (pcie::Bus::settle): once the run has ended.
+  void settle(sim::Simulator& sim, sim::Time until);
   std::uint32_t qp_count() const;
   /// Every RC QP that was connected (RTR or later), with its destination.
   std::vector<RcConnection> rc_connections() const;

@@ -126,29 +126,70 @@ void Cluster::spawn(std::string_view host_name, std::string program_name, std::f
   });
 }
 
+namespace {
+/// The fabric's events to their models; with `Count`, also tallied by part of the model.
+template <bool Count>
+struct ClusterDispatch {
+  Cluster& cluster;
+  fabric::Fabric& fabric;
+  std::deque<HostNode>& hosts;
+  fabric::FaultInjector* faults;
+  sim::Simulator& sim;
+  EventCounts& counts;
+  void operator()(const sim::Event& e) {
+    if (e.type == switch_type) {
+      if constexpr (Count)
+        ++counts.switches;
+      fabric.on_switch_event(sim, e);
+    } else if (e.type == hca_type) {
+      if constexpr (Count) {
+        if (e.kind >= static_cast<std::uint8_t>(hca::Hca::Kind::first_bus_kind))
+          ++counts.pcie;
+        else if (e.kind <= static_cast<std::uint8_t>(hca::Hca::Kind::tx_wake))
+          ++counts.hca_ports;
+        else
+          ++counts.hca;
+      }
+      hosts[e.index].hca->on_event(sim, e);
+    } else {
+      if constexpr (Count)
+        ++counts.faults;
+      faults->on_event(sim, e);
+    }
+  }
+  void prefetch(const sim::Event& e) const {
+    if (e.type == switch_type)
+      fabric.prefetch_switch_event(e);
+  }
+  void prefetch_near(const sim::Event& e) const {
+    if (e.type == switch_type)
+      fabric.prefetch_switch_event_near(e);
+  }
+};
+} // namespace
+
 sim::HostRuntime::Outcome Cluster::run(sim::Time until) {
-  struct Dispatch {
-    Cluster& cluster;
-    void operator()(const sim::Event& e) {
-      if (e.type == switch_type)
-        cluster.fabric_->on_switch_event(cluster.sim_, e);
-      else if (e.type == hca_type)
-        cluster.hosts_[e.index].hca->on_event(cluster.sim_, e);
-      else
-        cluster.faults_->on_event(cluster.sim_, e);
-    }
-    void prefetch(const sim::Event& e) const {
-      if (e.type == switch_type)
-        cluster.fabric_->prefetch_switch_event(e);
-    }
-    void prefetch_near(const sim::Event& e) const {
-      if (e.type == switch_type)
-        cluster.fabric_->prefetch_switch_event_near(e);
-    }
-  } dispatch{*this};
   if (faults_)
     faults_->start(sim_);
-  return runtime_.run(dispatch, until);
+  sim::HostRuntime::Outcome outcome;
+  if (counting_) {
+    ClusterDispatch<true> dispatch{*this, *fabric_, hosts_, faults_.get(), sim_, event_counts_};
+    outcome = runtime_.run(dispatch, until);
+  } else {
+    ClusterDispatch<false> dispatch{*this, *fabric_, hosts_, faults_.get(), sim_, event_counts_};
+    outcome = runtime_.run(dispatch, until);
+  }
+  // The buses' deferred events due by the end happen as if the calendar had held them.
+  const sim::Time end = sim_.halted() ? sim_.now() : until;
+  for (HostNode& h : hosts_)
+    h.hca->settle(sim_, end);
+  if (counting_) {
+    const EventCounts& c = event_counts_;
+    event_counts_.programs = sim_.events_dispatched() - c.pcie - c.hca - c.hca_ports - c.switches - c.faults;
+    for (const HostNode& h : hosts_)
+      event_counts_.pcie_deferred += h.hca->bus().deferred_events();
+  }
+  return outcome;
 }
 
 std::string Cluster::check_invariants() const {

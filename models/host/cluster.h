@@ -55,6 +55,17 @@ struct HostNode {
   bool faults = false;
 };
 
+/// Events by the part of the model that handled them, for the benchmarks (Cluster::count_events).
+struct EventCounts {
+  std::uint64_t programs = 0;      ///< program wake-ups (SimGrid actors resumed, or stale halves of a timed wait)
+  std::uint64_t pcie = 0;          ///< the PCIe buses' events in the calendar
+  std::uint64_t pcie_deferred = 0; ///< and those the buses handled without it (pcie::Bus, deferred events)
+  std::uint64_t hca = 0;           ///< the HCAs' transport: doorbells, WQEs, receive processing, CQEs, timers
+  std::uint64_t hca_ports = 0;     ///< HCA ports: packet arrivals, serialization ends, flow control
+  std::uint64_t switches = 0;      ///< switches: packet arrivals, serialization ends, flow control
+  std::uint64_t faults = 0;        ///< fault injection and the SM's reaction
+};
+
 class Cluster : private fabric::HcaPorts, private link::PacketDiscard {
 public:
   /// Builds everything; profiles that do not read or validate are sim::InputError.
@@ -79,6 +90,10 @@ public:
   void set_tracer(sim::Tracer* tracer);
   /// Runs until every program has ended and the fabric is idle, or until `until`.
   sim::HostRuntime::Outcome run(sim::Time until = sim::Time::max());
+  /// Makes run() count events by part of the model (a little slower); call before run().
+  void count_events(bool on) { counting_ = on; }
+  /// What run() counted; all zero unless count_events(true).
+  const EventCounts& event_counts() const { return event_counts_; }
   /// When the last program ended (its body returned).
   sim::Time programs_ended_at() const { return programs_ended_at_; }
   /// "" when every invariant holds after the run; else what broke.
@@ -97,6 +112,8 @@ private:
   sm::SwitchIndex switch_index_;
   ClusterOptions options_;
   sim::Simulator sim_;
+  bool counting_ = false;
+  EventCounts event_counts_;
   link::PacketPool packets_;
   hca::Wire wire_{packets_};
   std::deque<HostNode> hosts_;

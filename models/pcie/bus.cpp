@@ -13,6 +13,12 @@ constexpr int posted = 0;
 constexpr int non_posted = 1;
 constexpr int completion = 2;
 
+/// Heap order for deferred events: the earliest (time, then seq) on top.
+template <class D>
+bool later(const D& a, const D& b) {
+  return a.time > b.time || (a.time == b.time && a.seq > b.seq);
+}
+
 /// Data credits a TLP takes: its payload in 16-byte units; an MRd carries none (the data comes back as CplD).
 std::uint64_t data_credits_of(TlpKind kind, std::uint32_t payload_bytes) {
   return kind == TlpKind::mrd ? 0 : data_credits(payload_bytes);
@@ -72,41 +78,202 @@ Bus::Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, Bu
 }
 
 bool Bus::idle() const {
-  return outstanding_ == 0 && tlps_.live() == 0;
+  return outstanding_ == 0 && tlps_.live() == 0 && !has_deferred();
 }
 
 void Bus::dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
   assert(size_bytes > 0);
+  enter(sim);
   const TransferHandle t = transfers_.acquire();
   transfers_[t] = Transfer{Op::read, token, address, size_bytes};
   ++outstanding_;
   reads_waiting_.push_back(t);
   issue_read_requests(sim);
+  keep_moments(sim);
 }
 
-void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
+void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token,
+                    bool notify_done) {
   assert(size_bytes > 0);
+  enter(sim);
   const TransferHandle t = transfers_.acquire();
   transfers_[t] = Transfer{Op::write, token, address, size_bytes};
   ++outstanding_;
+  const std::uint64_t end = address + size_bytes;
   for_each_write_tlp(address, size_bytes, config_.max_payload_bytes, [&](std::uint64_t at, std::uint32_t bytes) {
     const TlpHandle h = tlps_.acquire();
     tlps_[h] = Tlp{
         TlpKind::mwr, posted, 0, at, bytes, wire_bytes(TlpKind::mwr, bytes, config_.addresses_64bit, config_.ecrc), t};
+    tlps_[h].last_of_transfer = at + bytes == end;
+    tlps_[h].end_seen = notify_done && tlps_[h].last_of_transfer;
     queue(sim, Direction::upstream, h);
   });
   transfers_[t].requested = size_bytes;
+  keep_moments(sim);
 }
 
 void Bus::mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_t chunk_bytes, std::uint32_t token) {
   assert(size_bytes > 0 && chunk_bytes > 0);
+  enter(sim);
   const TransferHandle t = transfers_.acquire();
   transfers_[t] = Transfer{Op::mmio, token, 0, size_bytes};
   transfers_[t].chunk = chunk_bytes;
   ++outstanding_;
   const std::uint32_t stores = (size_bytes + chunk_bytes - 1) / chunk_bytes;
-  sim.schedule_in(config_.mmio_cpu_cost * stores, owner_,
-                  static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::mmio_issue)), t.value);
+  post(sim, now_ + config_.mmio_cpu_cost * stores, Kind::mmio_issue, t.value, false);
+}
+
+std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable) {
+  if (!deferrable || !config_.defer_events) {
+    // From a deferred event too: keep_moments() holds the bus to catching up before such a moment.
+    assert(at >= sim.now());
+    sim.schedule(at, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(kind)), handle);
+    return 0;
+  }
+  const std::uint64_t seq = sim.reserve_seq();
+  const Direction d = kind == Kind::tlp_arrives ? tlps_[TlpHandle{handle}].direction
+                      : kind == Kind::posted_accepted || kind == Kind::memory_read_done
+                          ? Direction::upstream
+                          : static_cast<Direction>(handle);
+  const Source source = source_of(kind, d);
+  sim::Ring<Deferred>& fifo = deferred_[source];
+  assert((source == memory_reads || fifo.empty() || fifo[fifo.size() - 1].time <= at) &&
+         "a source's deferred events come in time order");
+  fifo.push_back(Deferred{at, seq, handle, kind});
+  // Memory reads finish out of order: sort the newest in from the back (it usually stays there).
+  if (source == memory_reads)
+    for (std::uint32_t i = fifo.size() - 1; i > 0 && later(fifo[i - 1], fifo[i]); --i)
+      std::swap(fifo[i - 1], fifo[i]);
+  deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ | (1u << source));
+  return seq;
+}
+
+Bus::Source Bus::source_of(Kind kind, Direction d) {
+  const bool up = d == Direction::upstream;
+  switch (kind) {
+  case Kind::tlp_arrives:
+    return up ? arrivals_up : arrivals_down;
+  case Kind::credits_arrive:
+    return up ? credits_up : credits_down;
+  case Kind::posted_accepted:
+    return accepts;
+  case Kind::transmit_done:
+    return up ? done_up : done_down;
+  case Kind::update_fc_due:
+    return up ? update_fc_up : update_fc_down;
+  case Kind::memory_read_done:
+    return memory_reads;
+  default:
+    assert(false && "not a deferrable bus event");
+    return source_count;
+  }
+}
+
+Bus::Source Bus::earliest_deferred() const {
+  Source best = source_count;
+  for (std::uint32_t mask = deferred_mask_; mask != 0; mask &= mask - 1) {
+    const auto source = static_cast<Source>(__builtin_ctz(mask));
+    if (best == source_count || later(deferred_[best].front(), deferred_[source].front()))
+      best = source;
+  }
+  return best;
+}
+
+void Bus::keep_moments(sim::Simulator& sim) {
+  if (settling_ || !config_.defer_events)
+    return;
+  const Source first = earliest_deferred();
+  const sim::Time next_deferred = first == source_count ? sim::Time::max() : deferred_[first].front().time;
+  sim::Time horizon = reads_waiting_.empty() ? sim::Time::max() : next_deferred;
+  // A memory read's end, deferred, before its first completion can arrive.
+  if (!deferred_[memory_reads].empty())
+    horizon = std::min(horizon, deferred_[memory_reads].front().time + config_.propagation);
+  for (const Lane& l : lanes_) {
+    if (l.visible_queued[0] + l.visible_queued[1] + l.visible_queued[2] == 0)
+      continue;
+    sim::Time free = std::max(now_, l.busy_until);
+    if (stalled(l)) {
+      if (next_deferred == sim::Time::max())
+        continue; // nothing will ever bring its credits
+      free = std::max(free, next_deferred);
+    }
+    for (int k = 0; k < 3; ++k)
+      if (l.visible_queued[k] > 0)
+        horizon = std::min(horizon, free + l.wire_before_visible[k] + l.visible_slack[k]);
+  }
+  if (horizon >= checkpoint_at_ && checkpoint_at_ >= now_)
+    return;
+  checkpoint_at_ = horizon;
+  if (horizon != sim::Time::max())
+    sim.schedule(horizon, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::deferred_due)));
+}
+
+void Bus::queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible) {
+  const int k = tlp.credit_class;
+  if (is_visible && l.visible_queued[k]++ == 0) {
+    l.wire_before_visible[k] = l.queued_wire[k];
+    l.visible_slack[k] = slack(l.direction, tlp);
+  }
+  l.queued_wire[k] += wire_time(tlp.wire_bytes);
+}
+
+void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
+  // `tlp` has just left the front of its queue.
+  const int k = tlp.credit_class;
+  const sim::Time wire = wire_time(tlp.wire_bytes);
+  l.queued_wire[k] -= wire;
+  if (!is_visible) {
+    if (l.visible_queued[k] > 0)
+      l.wire_before_visible[k] -= wire;
+    return;
+  }
+  if (--l.visible_queued[k] == 0)
+    return;
+  // The next visible TLP: sum what lies ahead of it.
+  sim::Time ahead;
+  const sim::Ring<TlpHandle>& q = l.queues[k];
+  for (std::uint32_t i = 0; i < q.size(); ++i) {
+    const Tlp& t = tlps_[q[i]];
+    if (visible(l.direction, t)) {
+      l.visible_slack[k] = slack(l.direction, t);
+      break;
+    }
+    ahead += wire_time(t.wire_bytes);
+  }
+  l.wire_before_visible[k] = ahead;
+}
+
+void Bus::catch_up(sim::Simulator& sim, bool inclusive) {
+  const sim::Time now = now_;
+  const std::uint64_t seq = seq_;
+  for (Source source = earliest_deferred(); source != source_count; source = earliest_deferred()) {
+    const Deferred due = deferred_[source].front();
+    if (due.time > now || (due.time == now && (inclusive ? due.seq > seq : due.seq >= seq)))
+      break;
+    pop_deferred(source);
+    now_ = due.time;
+    seq_ = due.seq;
+    ++deferred_handled_;
+    handle(sim, due.kind, due.handle);
+  }
+  now_ = now;
+  seq_ = seq;
+}
+
+void Bus::settle(sim::Simulator& sim, sim::Time until) {
+  settling_ = true;
+  for (Source source = earliest_deferred(); source != source_count; source = earliest_deferred()) {
+    const Deferred due = deferred_[source].front();
+    if (due.time > until)
+      break;
+    pop_deferred(source);
+    now_ = due.time;
+    seq_ = due.seq;
+    ++deferred_handled_;
+    handle(sim, due.kind, due.handle);
+    sim.note_deferred_activity(due.time);
+  }
+  settling_ = false;
 }
 
 void Bus::issue_read_requests(sim::Simulator& sim) {
@@ -132,6 +299,7 @@ void Bus::queue(sim::Simulator& sim, Direction d, TlpHandle h) {
   tlp.age = next_age_++;
   tlp.direction = d;
   lane(d).queues[tlp.credit_class].push_back(h);
+  queued_wire_add(lane(d), tlp, visible(d, tlp));
   try_transmit(sim, d);
 }
 
@@ -173,10 +341,11 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   const TlpHandle h = l.queues[pick].front();
   l.queues[pick].pop_front();
   const Tlp& tlp = tlps_[h];
+  queued_wire_remove(l, tlp, visible(d, tlp));
   l.credits.headers_consumed[pick] += 1;
   l.credits.data_consumed[pick] += data_credits_of(tlp.kind, tlp.payload_bytes);
-  const sim::Time start = std::max(sim.now(), l.busy_until);
-  const sim::Time wire = sim::transfer_time(tlp.wire_bytes, config_.data_rate);
+  const sim::Time start = std::max(now_, l.busy_until);
+  const sim::Time wire = wire_time(tlp.wire_bytes);
   l.busy_until = start + wire;
   l.counters.busy += wire;
   l.counters.tlps[static_cast<int>(tlp.kind)] += 1;
@@ -200,14 +369,32 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   }
   l.transmitting = true;
   l.sending = h;
-  const auto kind = [&](Kind k) { return static_cast<std::uint8_t>(first_kind_ + static_cast<int>(k)); };
-  sim.schedule(l.busy_until, owner_, kind(Kind::transmit_done), static_cast<std::uint32_t>(d));
-  sim.schedule(l.busy_until + config_.propagation, owner_, kind(Kind::tlp_arrives), h.value);
+  // The serializer's end keeps its moment only if it ends a write; keep_moments() sees to picks that matter.
+  const bool write_done = tlp.end_seen;
+  post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), !write_done);
+  const sim::Time arrives = l.busy_until + config_.propagation;
+  post(sim, arrives, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
+  // What an upstream TLP starts in the host is scheduled now, at its arrival plus the host's latency: host memory
+  // reads an MRd's data; a write's data becomes visible after its last MWr.
+  if (d == Direction::upstream && tlp.kind == TlpKind::mrd) {
+    const sim::Time latency = config_.memory_read_base +
+                              sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
+    post(sim, arrives + latency, Kind::memory_read_done, h.value, true);
+  } else if (d == Direction::upstream && tlp.last_of_transfer) {
+    post(sim, arrives + config_.memory_write_latency, Kind::write_visible, tlp.transfer.value, false);
+  }
 }
 
-sim::Time Bus::send_dllp(sim::Simulator& sim, Lane& l) {
-  const sim::Time start = std::max(sim.now(), l.busy_until);
-  const sim::Time wire = sim::transfer_time(dllp_bytes, config_.data_rate);
+bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
+  if (d == Direction::upstream)
+    return false; // see keep_moments()
+  // A read or an MMIO ends. A completion that only frees a tag keeps its moment while reads wait for one.
+  return tlp.last_of_transfer;
+}
+
+sim::Time Bus::send_dllp(sim::Simulator&, Lane& l) {
+  const sim::Time start = std::max(now_, l.busy_until);
+  const sim::Time wire = wire_time(dllp_bytes);
   l.busy_until = start + wire;
   l.counters.busy += wire;
   return l.busy_until;
@@ -218,30 +405,20 @@ void Bus::transmitted(sim::Simulator& sim, Direction d) {
   assert(l.transmitting);
   l.transmitting = false;
   const Tlp& tlp = tlps_[l.sending];
-  if (tlp.kind == TlpKind::mwr && d == Direction::upstream) {
-    Transfer& write = transfers_[tlp.transfer];
-    write.finished += tlp.payload_bytes;
-    if (write.finished == write.bytes)
-      client_.dma_write_done(sim, write.token); // the transfer lives on until its data is visible
-  }
+  if (tlp.end_seen)
+    client_.dma_write_done(sim, transfers_[tlp.transfer].token); // the transfer lives on until its data is visible
   try_transmit(sim, d);
 }
 
 void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {
   Tlp& tlp = tlps_[h];
-  const auto kind = [&](Kind k) { return static_cast<std::uint8_t>(first_kind_ + static_cast<int>(k)); };
   if (d == Direction::upstream) {
     if (tlp.kind == TlpKind::mwr) {
       Transfer& write = transfers_[tlp.transfer];
       write.arrived += tlp.payload_bytes;
-      if (write.arrived == write.bytes)
-        sim.schedule_in(config_.memory_write_latency, owner_, kind(Kind::write_visible), tlp.transfer.value);
-      sim.schedule_in(config_.posted_accept_latency, owner_, kind(Kind::posted_accepted), h.value);
+      post(sim, now_ + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
     } else {
-      free_credits(sim, d, tlp);
-      const sim::Time latency = config_.memory_read_base +
-                                sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
-      sim.schedule_in(latency, owner_, kind(Kind::memory_read_done), h.value);
+      free_credits(sim, d, tlp); // its memory read was scheduled when it left
     }
     return;
   }
@@ -273,24 +450,22 @@ void Bus::free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp) {
   l.credits.data_freed[k] += data_credits_of(tlp.kind, tlp.payload_bytes);
   if (l.update_fc_pending)
     return;
-  if (l.last_update_fc == sim::Time::zero() || sim.now() - l.last_update_fc >= config_.update_fc_interval) {
+  if (l.last_update_fc == sim::Time::zero() || now_ - l.last_update_fc >= config_.update_fc_interval) {
     return_credits(sim, d);
     return;
   }
   l.update_fc_pending = true;
-  sim.schedule(l.last_update_fc + config_.update_fc_interval, owner_,
-               static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::update_fc_due)),
-               static_cast<std::uint32_t>(d));
+  post(sim, l.last_update_fc + config_.update_fc_interval, Kind::update_fc_due, static_cast<std::uint32_t>(d), true);
 }
 
 void Bus::return_credits(sim::Simulator& sim, Direction d) {
   Lane& l = lane(d);
   l.update_fc_pending = false;
-  l.last_update_fc = sim.now();
+  l.last_update_fc = now_;
   // One UpdateFC DLLP per class with freed credits, on the other direction; they carry cumulative limits.
   Lane& back = reverse(d);
   CreditReturn r{};
-  sim::Time arrives = sim.now();
+  sim::Time arrives = now_;
   for (int k = 0; k < 3; ++k) {
     r.headers[k] = l.credits.headers_freed[k];
     r.data[k] = l.credits.data_freed[k];
@@ -303,20 +478,34 @@ void Bus::return_credits(sim::Simulator& sim, Direction d) {
     l.credits.data_returned[k] = r.data[k];
   }
   l.returns_in_flight.push_back(r);
-  sim.schedule(arrives, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::credits_arrive)),
-               static_cast<std::uint32_t>(d));
+  post(sim, arrives, Kind::credits_arrive, static_cast<std::uint32_t>(d), true);
 }
 
 void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
-  switch (static_cast<Kind>(event.kind - first_kind_)) {
+  const auto kind = static_cast<Kind>(event.kind - first_kind_);
+  now_ = sim.now();
+  seq_ = sim.dispatching_seq();
+  if (kind == Kind::deferred_due && now_ >= checkpoint_at_)
+    checkpoint_at_ = sim::Time::max(); // this is it
+  if (has_deferred())
+    catch_up(sim, kind == Kind::deferred_due);
+  if (kind != Kind::deferred_due)
+    handle(sim, kind, event.handle);
+  keep_moments(sim);
+}
+
+void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
+  switch (kind) {
   case Kind::transmit_done:
-    transmitted(sim, static_cast<Direction>(event.handle));
+    transmitted(sim, static_cast<Direction>(handle));
     return;
   case Kind::tlp_arrives:
-    tlp_arrived(sim, tlps_[TlpHandle{event.handle}].direction, TlpHandle{event.handle});
+    tlp_arrived(sim, tlps_[TlpHandle{handle}].direction, TlpHandle{handle});
+    return;
+  case Kind::deferred_due:
     return;
   case Kind::memory_read_done: {
-    const TlpHandle request{event.handle};
+    const TlpHandle request{handle};
     const Tlp mrd = tlps_[request];
     tlps_.release(request);
     std::uint32_t sent = 0;
@@ -328,21 +517,24 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
           tlps_[h] = Tlp{TlpKind::cpld, completion, 0, at, bytes, wire_bytes(TlpKind::cpld, bytes, false, config_.ecrc),
                          mrd.transfer};
           tlps_[h].last_of_request = sent == mrd.payload_bytes;
+          Transfer& read = transfers_[mrd.transfer];
+          read.completions_queued += bytes;
+          tlps_[h].last_of_transfer = read.completions_queued == read.bytes;
           queue(sim, Direction::downstream, h);
         });
     return;
   }
   case Kind::posted_accepted: {
-    const TlpHandle h{event.handle};
+    const TlpHandle h{handle};
     free_credits(sim, Direction::upstream, tlps_[h]);
     tlps_.release(h);
     return;
   }
   case Kind::update_fc_due:
-    return_credits(sim, static_cast<Direction>(event.handle));
+    return_credits(sim, static_cast<Direction>(handle));
     return;
   case Kind::credits_arrive: {
-    const auto d = static_cast<Direction>(event.handle);
+    const auto d = static_cast<Direction>(handle);
     // The receiver's returns are the sender's new limits (cumulative), on top of its initial advertisement.
     Lane& l = lane(d);
     const CreditReturn r = l.returns_in_flight.front();
@@ -355,7 +547,7 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   }
   case Kind::write_visible: {
-    const TransferHandle t{event.handle};
+    const TransferHandle t{handle};
     const std::uint32_t token = transfers_[t].token;
     transfers_.release(t);
     --outstanding_;
@@ -363,7 +555,7 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   }
   case Kind::mmio_issue: {
-    const TransferHandle t{event.handle};
+    const TransferHandle t{handle};
     const Transfer mmio = transfers_[t];
     for (std::uint32_t offset = 0; offset < mmio.bytes; offset += mmio.chunk) {
       const std::uint32_t bytes = std::min(mmio.chunk, mmio.bytes - offset);
@@ -376,6 +568,7 @@ void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
                      bytes,
                      wire_bytes(TlpKind::mwr, bytes, config_.addresses_64bit, config_.ecrc),
                      t};
+      tlps_[h].last_of_transfer = offset + bytes >= mmio.bytes;
       queue(sim, Direction::downstream, h);
     }
     return;

@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include "models/pcie/flow_control.h"
 #include "models/pcie/params.h"
@@ -58,6 +59,7 @@ struct BusConfig {
   sim::Time ack_interval;                ///< a busy direction sends an Ack DLLP at least this often
   sim::Time update_fc_interval;          ///< and an UpdateFC DLLP; freed credits go back no later than this
   bool cadence_dllps = true;             ///< false: only credit-bearing UpdateFCs (for exact-latency tests)
+  bool defer_events = true;              ///< false: every event through the calendar (the tests' oracle)
   sim::Time memory_read_base;            ///< root complex + memory, MRd arrival to first CplD ready
   std::uint32_t memory_read_ps_per_byte; ///< added per byte of the request
   sim::Time posted_accept_latency;       ///< MWr arrival until the root complex has taken it and frees its credits
@@ -98,13 +100,15 @@ class Bus {
 public:
   /// Events for the bus go to `owner` with kinds first_kind .. first_kind + kind_count - 1; the owner hands them
   /// back through on_event().
-  static constexpr std::uint8_t kind_count = 8;
+  static constexpr std::uint8_t kind_count = 9;
   Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, BusClient& client);
 
   /// Device side: read `size_bytes` of host memory at `address`; dma_read_done(token) when all data is in.
   void dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token);
   /// Device side: write `size_bytes` to host memory at `address`; dma_write_done(token) when all TLPs have left.
-  void dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token);
+  /// Without `notify_done`, only dma_write_visible(token) comes (a CQE: only its visibility matters).
+  void dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token,
+                 bool notify_done = true);
   /// Host side: a CPU MMIO write of `size_bytes` (8 for a doorbell; multiples of the write-combining chunk for
   /// BlueFlame), one MWr per `chunk_bytes`; mmio_arrived(token) when its last TLP reaches the device.
   void mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_t chunk_bytes, std::uint32_t token);
@@ -112,10 +116,16 @@ public:
   bool owns(std::uint8_t kind) const { return kind >= first_kind_ && kind < first_kind_ + kind_count; }
   void on_event(sim::Simulator& sim, const sim::Event& event);
 
+  /// Handles the deferred events due no later than `until` (see below): call once the run has ended, before
+  /// reading counters or idle().
+  void settle(sim::Simulator& sim, sim::Time until);
+
   const DirectionCounters& counters(Direction d) const { return lanes_[static_cast<int>(d)].counters; }
   std::uint32_t tags_in_use() const { return tags_in_use_; }
   /// True when nothing is queued, in flight or outstanding.
   bool idle() const;
+  /// Events handled without the calendar (deferred), for the benchmark's breakdown.
+  std::uint64_t deferred_events() const { return deferred_handled_; }
 
 private:
   enum class Kind : std::uint8_t {
@@ -127,6 +137,19 @@ private:
     credits_arrive,   ///< handle = direction whose sender's limits the UpdateFC raises
     mmio_issue,       ///< handle = MMIO op: the CPU has done its stores
     write_visible,    ///< handle = write transfer: its last byte is in host memory
+    deferred_due,     ///< a checkpoint: catch up (keep_moments())
+  };
+  // Deferred events (docs/models/pcie.md#events). Every event above but mmio_issue, write_visible and the end of a
+  // write the client hears of changes only the bus. Those wait in deferred_, one queue per source, each holding the
+  // seq the calendar would have given it, and are handled when the bus is next touched, before whatever touches
+  // it, or by settle(): the bus's results are those of handling each at its moment. What the client sees is
+  // scheduled in the calendar by whichever event leads to it, deferred or not; keep_moments() keeps a checkpoint
+  // in the calendar early enough that the bus has always caught up before any of it is due.
+  struct Deferred {
+    sim::Time time;
+    std::uint64_t seq;
+    std::uint32_t handle;
+    Kind kind;
   };
   enum class Op : std::uint8_t { read, write, mmio };
   struct Transfer {
@@ -134,10 +157,11 @@ private:
     std::uint32_t token;
     std::uint64_t address;
     std::uint32_t bytes;
-    std::uint32_t requested = 0; ///< bytes covered by TLPs created so far
-    std::uint32_t finished = 0;  ///< bytes delivered (read: completions in; write and MMIO: TLPs out or in)
-    std::uint32_t arrived = 0;   ///< write: bytes arrived at the root complex
-    std::uint32_t chunk = 0;     ///< MMIO chunk size
+    std::uint32_t requested = 0;          ///< bytes covered by TLPs created so far
+    std::uint32_t finished = 0;           ///< bytes delivered (read: completions in; write and MMIO: TLPs out or in)
+    std::uint32_t arrived = 0;            ///< write: bytes arrived at the root complex
+    std::uint32_t chunk = 0;              ///< MMIO chunk size
+    std::uint32_t completions_queued = 0; ///< read: bytes of CplD queued (the last one queued arrives last)
   };
   using TransferHandle = sim::Handle<Transfer>;
   struct Tlp {
@@ -149,7 +173,9 @@ private:
     std::uint32_t wire_bytes;
     TransferHandle transfer;
     Direction direction = Direction::upstream;
-    bool last_of_request = false; ///< CplD: the last completion of its MRd (frees the tag)
+    bool last_of_request = false;  ///< CplD: the last completion of its MRd (frees the tag)
+    bool last_of_transfer = false; ///< write: its last MWr (MWr of a write never pass each other)
+    bool end_seen = false;         ///< write: its last MWr, whose end the client hears of (dma_write_done)
   };
   using TlpHandle = sim::Handle<Tlp>;
   /// The credits of one link direction, per class (posted, non-posted, completion): the sender's consumed counts
@@ -174,6 +200,12 @@ private:
     sim::Time busy_until;
     bool transmitting = false;
     TlpHandle sending;
+    /// Per class queue: its visible TLPs (visible()), the wire time of all its TLPs and of those ahead of its first
+    /// visible one, which must leave before it (keep_moments()).
+    std::array<std::uint32_t, 3> visible_queued{};
+    std::array<sim::Time, 3> queued_wire{};
+    std::array<sim::Time, 3> wire_before_visible{};
+    std::array<sim::Time, 3> visible_slack{}; ///< slack() of each queue's first visible TLP
     Credits credits;
     sim::Time sent_since_ack;       ///< TLP wire time since this direction's last Ack DLLP
     sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
@@ -195,6 +227,59 @@ private:
   void return_credits(sim::Simulator& sim, Direction d);
   void issue_read_requests(sim::Simulator& sim);
   void transmitted(sim::Simulator& sim, Direction d);
+  void handle(sim::Simulator& sim, Kind kind, std::uint32_t handle);
+  /// Whether an arrival must keep its moment: it ends a read or an MMIO (an MRd's arrival and a write's last are
+  /// deferred: the memory read and the visibility they start are not due before the checkpoint, keep_moments()).
+  bool arrival_is_visible(Direction d, const Tlp& tlp) const;
+  /// Schedules bus event `kind` at `at`: in the calendar, or deferred when `deferrable`; returns its seq if deferred.
+  std::uint64_t post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable);
+  /// Handles the deferred events placed before the bus's current position (inclusive: up to and including it).
+  void catch_up(sim::Simulator& sim, bool inclusive);
+  void enter(sim::Simulator& sim) {
+    now_ = sim.now();
+    seq_ = sim.dispatching_seq();
+    if (has_deferred())
+      catch_up(sim, false);
+  }
+  bool stalled(const Lane& l) const {
+    return !l.transmitting && !(l.queues[0].empty() && l.queues[1].empty() && l.queues[2].empty());
+  }
+  /// Whether a TLP's pick must happen at its moment: its end or its arrival tells the client something, starts a
+  /// memory read, or frees a tag.
+  bool visible(Direction d, const Tlp& tlp) const {
+    if (d == Direction::upstream)
+      return tlp.kind == TlpKind::mrd || tlp.last_of_transfer;
+    return arrival_is_visible(d, tlp);
+  }
+  /// The least time from a visible TLP's pick to the first thing outside the bus sees of it: a write's end, or the
+  /// arrival of a read's or an MMIO's end, or the memory read an MRd starts.
+  sim::Time slack(Direction d, const Tlp& tlp) {
+    const sim::Time wire = wire_time(tlp.wire_bytes);
+    if (d == Direction::downstream)
+      return wire + config_.propagation;
+    // An MRd starts a memory read; a write's last MWr ends the write (if the client hears of it) and makes its
+    // data visible.
+    if (tlp.kind == TlpKind::mrd)
+      return wire + config_.propagation + config_.memory_read_base;
+    return tlp.end_seen ? wire : wire + config_.propagation + config_.memory_write_latency;
+  }
+  /// Keeps a checkpoint in the calendar no later than the earliest moment at which deferred events could make
+  /// something visible happen: the first visible TLP of a queue cannot leave before the serializer is free (and,
+  /// if it waits on credits, before the next deferred event, which alone brings them) plus the wire time of what
+  /// is queued ahead of it; a read waiting for a tag needs the next deferred event. At the checkpoint, the bus
+  /// catches up and sets the next one.
+  void keep_moments(sim::Simulator& sim);
+  /// Wire time of `bytes` on this link, memoized: a 128-bit division per TLP costs more than the rest of a pick.
+  sim::Time wire_time(std::uint32_t bytes) {
+    WireTime& w = wire_times_[bytes & (wire_times_.size() - 1)];
+    if (w.bytes != bytes) {
+      w.bytes = bytes;
+      w.time = sim::transfer_time(bytes, config_.data_rate);
+    }
+    return w.time;
+  }
+  void queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible);
+  void queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible);
 
   BusConfig config_;
   sim::Target owner_;
@@ -209,6 +294,42 @@ private:
   std::uint64_t next_age_ = 0;
   std::uint32_t mmio_in_cpu_ = 0; ///< MMIO stores whose CPU cost has not elapsed
   std::uint64_t outstanding_ = 0; ///< transfers not yet done
+  /// Deferred events by source, each source's in (time, seq) order: arrivals and credit returns per direction,
+  /// posted accepts, and the one pending serialization end and UpdateFC timer per direction. Catching up merges them.
+  enum Source : std::uint8_t {
+    arrivals_up,
+    arrivals_down,
+    credits_up,
+    credits_down,
+    accepts,
+    done_up,
+    done_down,
+    update_fc_up,
+    update_fc_down,
+    memory_reads, ///< not in time order as pushed (a read's latency grows with its size): kept sorted
+    source_count
+  };
+  static Source source_of(Kind kind, Direction d);
+  /// The source holding the earliest deferred event, or source_count when there is none.
+  Source earliest_deferred() const;
+  bool has_deferred() const { return deferred_mask_ != 0; }
+  void pop_deferred(Source source) {
+    deferred_[source].pop_front();
+    if (deferred_[source].empty())
+      deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ & ~(1u << source));
+  }
+  std::array<sim::Ring<Deferred>, source_count> deferred_;
+  std::uint16_t deferred_mask_ = 0; ///< bit per source with events
+  sim::Time now_;                   ///< the bus's position: the calendar's, or a deferred event's while handled
+  std::uint64_t seq_ = 0;
+  bool settling_ = false;
+  std::uint64_t deferred_handled_ = 0;
+  struct WireTime {
+    std::uint32_t bytes = 0;
+    sim::Time time;
+  };
+  std::array<WireTime, 16> wire_times_{};
+  sim::Time checkpoint_at_ = sim::Time::max(); ///< the earliest checkpoint in the calendar, as far as known
 };
 
 } // namespace ib::pcie

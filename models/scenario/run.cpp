@@ -418,6 +418,24 @@ nlohmann::ordered_json fault_report(Cluster& cluster, const ib::topo::Topology& 
 }
 
 /// PCIe TLPs and transactions per message sent, per host and over the cluster, by direction and type.
+/// Cluster::event_counts as a document, with each part's events per message sent.
+sim::ReportJson events_by_part(const Cluster& cluster, std::uint64_t messages) {
+  const ib::host::EventCounts& c = cluster.event_counts();
+  const std::pair<const char*, std::uint64_t> parts[] = {
+      {"programs", c.programs}, {"pcie", c.pcie},           {"pcie_deferred", c.pcie_deferred},
+      {"hca", c.hca},           {"hca_ports", c.hca_ports}, {"switches", c.switches},
+      {"faults", c.faults}};
+  sim::ReportJson out;
+  out["messages"] = messages;
+  sim::ReportJson by;
+  for (const auto& [name, events] : parts) {
+    by[name]["events"] = events;
+    by[name]["per_message"] = static_cast<double>(events) / static_cast<double>(std::max<std::uint64_t>(messages, 1));
+  }
+  out["parts"] = by;
+  return out;
+}
+
 nlohmann::ordered_json pcie_per_message(Cluster& cluster) {
   nlohmann::ordered_json hosts = nlohmann::ordered_json::array();
   // The bus's TLPs by direction and type, then the HCA's transactions by purpose.
@@ -660,6 +678,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   check_program_count(cluster, scenario);
   cluster.simulator().set_progress_hook(run_options.progress_hook, run_options.progress_context);
   cluster.set_tracer(run_options.tracer);
+  cluster.count_events(run_options.count_events);
   sim::HostRuntime::Outcome outcome;
   try {
     outcome = cluster.run(scenario.duration);
@@ -740,6 +759,8 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   results["ports"] = port_counters(cluster);
   report["results"] = results;
   result.events_dispatched = cluster.simulator().events_dispatched();
+  if (run_options.count_events)
+    result.events_by_part = events_by_part(cluster, results["pcie"]["messages_sent"].get<std::uint64_t>());
   for (std::size_t i = 0; i < cluster.host_count(); ++i)
     if (const std::uint32_t qps = cluster.host(i).hca->qp_count(); qps > 0)
       result.max_qpn = std::max(result.max_qpn, qps + 1);

@@ -27,6 +27,8 @@ struct RunOptions {
   sim::Tracer* tracer = nullptr;
   /// Receives warnings before the simulation starts, one line each (a routing with a credit loop); nullptr: none.
   std::ostream* warnings = nullptr;
+  /// Count events by part of the model (RunResult::events_by_part): fabric scenarios only, a little slower.
+  bool count_events = false;
 };
 
 struct RunResult {
@@ -35,6 +37,9 @@ struct RunResult {
   std::uint64_t events_dispatched = 0;
   bool partial = false;      ///< the progress hook interrupted the run: the report holds what happened until then
   std::uint32_t max_qpn = 0; ///< fabric: the highest QP number any HCA gave (QPNs run from 2); 0 for none
+  /// With RunOptions::count_events: events by part of the model, in total and per message sent, as
+  /// {"messages": M, "parts": {"programs": {"events": N, "per_message": X}, ...}}; else null.
+  sim::ReportJson events_by_part;
 };
 
 /// Runs `scenario` to its end (or its duration_us). Bad input: sim::InputError; an invariant broken:

@@ -202,6 +202,33 @@ TEST_CASE("cli: run writes table, json and csv, and --out FILE.json", "[cli][qui
   }
 }
 
+TEST_CASE("cli: run --events counts events by part of the model and per message", "[cli][quick]") {
+  const std::string lat = source_path("scenarios/experiments/write_lat.json");
+  const auto r = run_cli({"run", lat, "--set", "/workloads/0/iterations=200", "--events", "--format", "json"});
+  REQUIRE(r.exit_code == 0);
+  const auto report = nlohmann::json::parse(r.out);
+  const auto& results = report["results"];
+  const auto& by = results["kernel_events_by_part"];
+  const auto& parts = by["parts"];
+  CHECK(by["messages"].get<std::uint64_t>() == results["pcie"]["messages_sent"].get<std::uint64_t>());
+  // Every dispatched event belongs to exactly one part; the buses' deferred events are counted apart.
+  std::uint64_t dispatched = 0;
+  for (const char* part : {"programs", "pcie", "hca", "hca_ports", "switches", "faults"})
+    dispatched += parts[part]["events"].get<std::uint64_t>();
+  CHECK(dispatched == results["kernel_events_dispatched"].get<std::uint64_t>());
+  CHECK(parts["pcie_deferred"]["events"].get<std::uint64_t>() > 0);
+  CHECK(parts["programs"]["events"].get<std::uint64_t>() >= results["program_wakeups"].get<std::uint64_t>());
+  CHECK(parts["switches"]["events"].get<std::uint64_t>() > 0); // one switch between the hosts
+  const double per = parts["hca_ports"]["per_message"].get<double>();
+  CHECK(per == Approx(static_cast<double>(parts["hca_ports"]["events"].get<std::uint64_t>()) /
+                      static_cast<double>(by["messages"].get<std::uint64_t>())));
+  const auto table = run_cli({"run", lat, "--set", "/workloads/0/iterations=200", "--events"});
+  CHECK_THAT(table.out, Catch::Contains("events per message (") && Catch::Contains("pcie_deferred"));
+  const auto phold = run_cli({"run", default_scenario, "--events"});
+  CHECK(phold.exit_code == 2);
+  CHECK_THAT(phold.err, Catch::Contains("--events needs a fabric scenario"));
+}
+
 TEST_CASE("cli: a perftest's table has perftest's own header, and --counters adds perfquery's port counters",
           "[cli][quick]") {
   const std::string lat = source_path("scenarios/experiments/write_lat.json");

@@ -92,6 +92,11 @@ TEST_CASE("cli topo route: --sm-port on a switch's port 0 gives it LID 1 and ref
       Catch::Contains("--sm-port: the SM port spine1/3 is a switch's external port (a switch's SM runs on port 0)"));
   CHECK_THAT(run_cli({"topo", "check", fat_tree(), "--sm-port", "h0/2"}).err,
              Catch::Contains("--sm-port: the SM port h0/2 has no cable"));
+  // --sm-port asks for OpenSM's order; in topology order it would change nothing, so asking for both is refused.
+  CHECK(run_cli({"topo", "route", fat_tree(), "--sm-port", "spine1/0", "--format", "guid2lid"}).out == on_switch.out);
+  const auto both = run_cli({"topo", "route", fat_tree(), "--lid-order", "topology", "--sm-port", "spine1/0"});
+  CHECK(both.exit_code == 2);
+  CHECK_THAT(both.err, Catch::Contains("--sm-port: the SM's port decides LIDs only in --lid-order opensm"));
 }
 
 TEST_CASE("cli topo route: --guid2lid-file with the file engine reproduces OpenSM's dump byte for byte",

@@ -295,6 +295,17 @@ void print_fabric_table(std::ostream& out, const sim::ReportJson& report, const 
                 wall_s, static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9) / 1e6,
                 performance["peak_rss_mib"].get<double>(), report["config_digest"].get<std::string>().c_str());
   out << line;
+  if (performance.contains("events_by_part")) {
+    const sim::ReportJson& by = performance["events_by_part"];
+    out << "events per message (" << by["messages"] << " messages):";
+    const char* sep = " ";
+    for (const auto& [part, counts] : by["parts"].items()) {
+      std::snprintf(line, sizeof line, "%s%s %.2f", sep, part.c_str(), counts["per_message"].get<double>());
+      out << line;
+      sep = ", ";
+    }
+    out << "\n";
+  }
 }
 
 /// What `run` prints on stdout: the table for people, or the report as JSON or CSV.
@@ -327,6 +338,8 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
       "format", po::value<std::string>()->default_value("table"),
       "stdout format: table, json or csv")("quiet,q", "print nothing on stdout (use with --out)")(
       "timing", "add wall time, events/s and peak memory to JSON and CSV reports (they then differ run to run)")(
+      "events", "count events by part of the model (programs, PCIe, HCA, ports, switches), in total and per "
+                "message: in the table, and in the report as results.kernel_events_by_part (a little slower)")(
       "counters", "add every active port's perfquery counters to the table (JSON and CSV always carry them)")(
       "trace", po::value<std::string>(),
       "write a timeline to FILE.json in Chrome trace-event format (open it in https://ui.perfetto.dev)")(
@@ -381,6 +394,10 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
   run_options.progress_context = &progress;
   run_options.tracer = tracer.get();
   run_options.warnings = &err;
+  const bool count_events = parsed.values.count("events") > 0;
+  if (count_events && !fabric)
+    throw UsageError{"--events needs a fabric scenario (one with workloads); this one runs phold"};
+  run_options.count_events = count_events;
   const auto started = std::chrono::steady_clock::now();
   RunResult result;
   int stopped_by = 0; // the signal that interrupted the run (or came after it finished), else 0
@@ -406,6 +423,10 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
     report["partial_reason"] = std::string("interrupted by ") + (stopped_by == SIGINT ? "SIGINT" : "SIGTERM");
   if (parsed.values.count("timing"))
     report["performance"] = performance;
+  if (count_events) {
+    report["results"]["kernel_events_by_part"] = result.events_by_part;
+    performance["events_by_part"] = result.events_by_part;
+  }
   // Results reach stdout before any file, so a failed write (exit 2) still shows them.
   if (!quiet)
     print_report(out, format, fabric, report, result, performance, counters);

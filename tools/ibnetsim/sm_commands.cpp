@@ -48,10 +48,12 @@ po::options_description sm_options(const char* title) {
       engine_help().c_str())("lmc", po::value<unsigned>()->default_value(0), "LIDs per HCA port: 2^LMC, LMC 0..7")(
       "lid-order", po::value<std::string>()->default_value("topology"),
       "topology (node order) or opensm (the SM's port first, then OpenSM's GUID-table order, as OpenSM on a fresh "
-      "subnet)")("sm-port", po::value<std::string>(),
-                 "the port the SM runs on, whose LIDs come first in opensm order: HCA/PORT, or SWITCH/0 (a switch's "
-                 "management port; SWITCH alone means the same); default: the first HCA port in OpenSM's GUID order")(
-      "roots", po::value<std::string>(), "root switches for updn, comma-separated names (default: found as OpenSM)")(
+      "subnet)")(
+      "sm-port", po::value<std::string>(),
+      "the port the SM runs on, whose LIDs come first (implies --lid-order opensm): HCA/PORT, or SWITCH/0 (a "
+      "switch's management port; SWITCH alone means the same); default: the first HCA port in OpenSM's "
+      "GUID order")("roots", po::value<std::string>(),
+                    "root switches for updn, comma-separated names (default: found as OpenSM)")(
       "vls", po::value<unsigned>(),
       "data VLs the engines may use (default: the smallest VLCap of the topology's switch profiles)")(
       "lft-file", po::value<std::string>(), "for --routing file: an opensm-lfts.dump or dump_lfts output to replay")(
@@ -113,6 +115,11 @@ sm::SmOptions sm_options_from(const SmArgs& parsed, const topo::Topology& t) {
     throw SmUsageError{"--lid-order: expected topology or opensm, got '" + order + "'"};
   options.lids.order = order == "opensm" ? sm::LidOrder::opensm : sm::LidOrder::topology;
   if (parsed.values.count("sm-port")) {
+    // The SM's port matters only to OpenSM's order, where its LIDs come first: --sm-port asks for that order.
+    if (!parsed.values["lid-order"].defaulted() && options.lids.order == sm::LidOrder::topology)
+      throw SmUsageError{"--sm-port: the SM's port decides LIDs only in --lid-order opensm (its LIDs come first); "
+                         "in topology order it would change nothing"};
+    options.lids.order = sm::LidOrder::opensm;
     try {
       options.lids.sm_port = sm::parse_sm_port(t, parsed.values["sm-port"].as<std::string>());
     } catch (const sm::SmError& e) {
