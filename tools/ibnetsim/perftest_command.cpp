@@ -75,7 +75,9 @@ const std::vector<OtherOption>& other_options() {
       {"run_infinitely", 0, false, "", "a run counts iterations (-n); it cannot run forever"},
       {"events", 'e', false, "", "completions are polled; CQ events (interrupts) are not modelled"},
       {"rx-depth", 'r', true, "", "the SEND server posts perftest's default receives (512 per QP); not an option"},
-      {"sl", 'S', true, "", "every QP uses SL 0; not an option of the workloads"},
+      {"sl", 'S', true, "",
+       "a QP's SL is the one the subnet manager's path record gives (0 unless the routing engine sets SLs, as "
+       "lash and dor do); not an option"},
       {"outs", 'o', true, "",
        "outstanding READs and atomics are the HCA's max_qp_rd_atom: --set /profiles/PROFILE/max_qp_rd_atom=N"},
       {"recv_post_list", 0, true, "", "receives are posted one at a time; not an option"},
