@@ -144,6 +144,7 @@ TEST_CASE("perftest refuses unknown options and tests and bad values naming the 
       {{"perftest", "ib_write_bw", "-D", "10"}, "-D (--duration) is not supported"},
       {{"perftest", "ib_write_bw", "--run_infinitely"}, "--run_infinitely is not supported"},
       {{"perftest", "ib_read_bw", "-o", "4"}, "-o (--outs) is not supported"},
+      {{"perftest", "ib_send_lat", "-e"}, "-e (--cq-events) is not supported"},
       {{"perftest", "ib_write_bw", "--back-to-back", "--switch", "quantum-hdr"}, "--switch and --back-to-back"},
   };
   for (const auto& c : cases) {
@@ -164,4 +165,10 @@ TEST_CASE("perftest notes options with no meaning in a simulation and runs", "[c
   CHECK(result.err.find("note: -R (--rdma_cm) ignored") != std::string::npos);
   CHECK(result.err.find("-F") == std::string::npos); // harmless: accepted without a word
   CHECK(result.err.find("report_gbits") == std::string::npos);
+}
+
+TEST_CASE("perftest --events counts events as run --events does", "[cli][perftest]") {
+  const nlohmann::json report =
+      json_of(run_cli({"perftest", "ib_write_lat", "-n", "10", "--events", "--format", "json"}));
+  CHECK(report["results"].contains("kernel_events_by_part"));
 }

@@ -73,7 +73,10 @@ const std::vector<OtherOption>& other_options() {
       {"duration", 'D', true, "", "a run counts iterations (-n); timed runs are not modelled"},
       {"margin", 'f', true, "", "a run counts iterations (-n); timed runs are not modelled"},
       {"run_infinitely", 0, false, "", "a run counts iterations (-n); it cannot run forever"},
-      {"events", 'e', false, "", "completions are polled; CQ events (interrupts) are not modelled"},
+      // perftest's --events is run's --events here (events counted by part of the model): -e alone is perftest's.
+      {"cq-events", 'e', false, "",
+       "completions are polled; CQ events (interrupts, perftest's --events) are not modelled. --events here "
+       "counts the simulator's events, as in 'ibnetsim run'"},
       {"rx-depth", 'r', true, "", "the SEND server posts perftest's default receives (512 per QP); not an option"},
       {"sl", 'S', true, "",
        "a QP's SL is the one the subnet manager's path record gives (0 unless the routing engine sets SLs, as "
