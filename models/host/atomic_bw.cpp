@@ -318,7 +318,8 @@ private:
       times.insert(times.end(), r.completion_times.begin(), r.completion_times.end());
     }
     std::sort(times.begin(), times.end());
-    figures_ = bandwidth_figures(std::uint64_t{iterations_} * qps_ * clients_.size(), 8, last - first, times);
+    figures_ = bandwidth_figures(std::uint64_t{iterations_} * qps_ * clients_.size(), 8, last - first, times,
+                                 std::size_t{qps_} * clients_.size());
   }
 
   std::uint64_t seed_;

@@ -639,7 +639,7 @@ private:
     const sim::Time elapsed = ctx.now() - start;
     if (receives) // the rest of the peer's messages
       receive_rest(ctx, qps, rx, size, wc);
-    bandwidth_[index][client ? 0 : 1] = bandwidth_figures(total, size, elapsed, completion_times);
+    bandwidth_[index][client ? 0 : 1] = bandwidth_figures(total, size, elapsed, completion_times, qps.size());
   }
 
   /// A size's figures as perftest prints them: the client's, or with -b the sum of what each side measured of its
@@ -820,7 +820,7 @@ std::span<const WorkloadType> perftest_workloads() {
 }
 
 BwFigures bandwidth_figures(std::uint64_t messages, std::uint32_t size_bytes, sim::Time elapsed,
-                            std::span<const sim::Time> completion_times) {
+                            std::span<const sim::Time> completion_times, std::size_t streams) {
   BwFigures f;
   f.messages = messages;
   f.bytes = messages * size_bytes;
@@ -828,7 +828,7 @@ BwFigures bandwidth_figures(std::uint64_t messages, std::uint32_t size_bytes, si
   f.average_gbps = static_cast<double>(f.bytes) * 8 / elapsed.ps() * 1e3;
   f.msg_rate_mpps = static_cast<double>(messages) / elapsed.ps() * 1e6;
   // Peak: the best of the windows of an eighth of the completions (perftest takes the best cycle).
-  const std::size_t window = std::max<std::size_t>(completion_times.size() / 8, 1);
+  const std::size_t window = std::max<std::size_t>({completion_times.size() / 8, streams, 1});
   f.peak_gbps = f.average_gbps;
   if (completion_times.size() > window) {
     const double bytes_per_completion = static_cast<double>(f.bytes) / static_cast<double>(completion_times.size());

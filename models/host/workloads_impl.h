@@ -40,9 +40,11 @@ struct BwFigures {
   double seconds = 0;
 };
 /// `messages` of `size_bytes` in `elapsed` with completions seen at `completion_times` (in time order): average and
-/// message rate over the whole run, peak over the best window of an eighth of the completions.
+/// message rate over the whole run, peak over the best window of an eighth of the completions, and of at least
+/// `streams` completions: QPs that run in step signal together, and a window shorter than one round of them
+/// would measure the picoseconds between simultaneous completions.
 BwFigures bandwidth_figures(std::uint64_t messages, std::uint32_t size_bytes, sim::Time elapsed,
-                            std::span<const sim::Time> completion_times);
+                            std::span<const sim::Time> completion_times, std::size_t streams = 1);
 /// A bandwidth test's row of the JSON report, and its header and row of the table (perftest's columns).
 nlohmann::ordered_json bandwidth_row(std::uint32_t size_bytes, const BwFigures& figures);
 std::string bandwidth_header();

@@ -27,6 +27,7 @@
 #include "tools/ibnetsim/compare.h"
 #include "tools/ibnetsim/options.h"
 #include "tools/ibnetsim/output.h"
+#include "tools/ibnetsim/perftest_command.h"
 #include "tools/ibnetsim/sweep.h"
 #include "tools/ibnetsim/topo_commands.h"
 
@@ -50,6 +51,8 @@ usage: ibnetsim [--data-dir DIR] COMMAND [options]
 commands:
   run SCENARIO       run a scenario file and report its results
   validate SCENARIO  check a scenario file (and overrides) without running it
+  perftest TEST      run one perftest test (ib_write_bw, ib_send_lat, ...) with perftest's own options, on
+                     two hosts through one switch (or --topology FILE): no scenario file needed
   params [MODEL]     list the models, or one model's parameters with units and ranges;
                      with --profile NAME, a hardware profile's values, units and sources
   sweep SWEEP.json   run a scenario over a grid of parameter values, in parallel: a CSV row and a JSON
@@ -331,12 +334,13 @@ void print_report(std::ostream& out, sim::ReportFormat format, bool fabric, cons
   }
 }
 
-int command_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  po::options_description options("ibnetsim run SCENARIO [options]");
-  options.add_options()("help,h", "show this help")("out", po::value<std::string>(),
-                                                    "also write the full JSON report to FILE.json")(
-      "format", po::value<std::string>()->default_value("table"),
-      "stdout format: table, json or csv")("quiet,q", "print nothing on stdout (use with --out)")(
+/// The options of `run` that say what to print and write, shared with `perftest`. `perftest` takes -q as perftest's
+/// --qp, so its --quiet has no letter.
+po::options_description output_options(bool quiet_letter) {
+  po::options_description options("output options");
+  options.add_options()("out", po::value<std::string>(), "also write the full JSON report to FILE.json")(
+      "format", po::value<std::string>()->default_value("table"), "stdout format: table, json or csv")(
+      quiet_letter ? "quiet,q" : "quiet", "print nothing on stdout (use with --out)")(
       "timing", "add wall time, events/s and peak memory to JSON and CSV reports (they then differ run to run)")(
       "events", "count events by part of the model (programs, PCIe, HCA, ports, switches), in total and per "
                 "message: in the table, and in the report as results.kernel_events_by_part (a little slower)")(
@@ -349,21 +353,26 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
       "trace only this host or switch, by name (repeatable)")("trace-from-us", po::value<std::string>(),
                                                               "trace from this simulated time, in us")(
       "trace-to-us", po::value<std::string>(), "trace until this simulated time, in us");
-  options.add(scenario_options());
-  const Parsed parsed = parse_or_throw(args, options, 1);
-  if (parsed.values.count("help")) {
-    out << options << "\n";
-    return sim::exit_ok;
-  }
+  return options;
+}
+
+/// --format, checked with --counters before the scenario is read.
+sim::ReportFormat output_format(const Parsed& parsed) {
   sim::ReportFormat format;
   const std::string format_text = parsed.values["format"].as<std::string>();
   if (!sim::parse_report_format(format_text, format))
     throw UsageError{"--format expects table, json or csv, got '" + format_text + "'"};
-  const bool counters = parsed.values.count("counters") > 0;
-  if (counters && format != sim::ReportFormat::table)
+  if (parsed.values.count("counters") && format != sim::ReportFormat::table)
     throw UsageError{"--counters adds a table to --format table; JSON and CSV reports always carry the counters "
                      "(results.ports)"};
-  const Scenario scenario = load_from(parsed, "run");
+  return format;
+}
+
+/// Runs `scenario` and prints and writes what the output options of `parsed` ask for: all of `run` after it has
+/// read the scenario, and all of `perftest` after it has built one.
+int run_and_report(const Scenario& scenario, const Parsed& parsed, std::ostream& out, std::ostream& err) {
+  const sim::ReportFormat format = output_format(parsed);
+  const bool counters = parsed.values.count("counters") > 0;
   if (counters && scenario.workload != WorkloadType::fabric)
     throw UsageError{"--counters needs a fabric scenario (one with workloads); this one runs phold"};
   const ib::scenario::MemoryEstimate estimate = check_memory_budget(scenario);
@@ -454,6 +463,55 @@ int command_run(const std::vector<std::string>& args, std::ostream& out, std::os
     return 128 + stopped_by; // as a shell reports a process the signal ended
   }
   return sim::exit_ok;
+}
+
+int command_run(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description options("ibnetsim run SCENARIO [options]");
+  options.add_options()("help,h", "show this help");
+  options.add(output_options(true));
+  options.add(scenario_options());
+  const Parsed parsed = parse_or_throw(args, options, 1);
+  if (parsed.values.count("help")) {
+    out << options << "\n";
+    return sim::exit_ok;
+  }
+  output_format(parsed);
+  return run_and_report(load_from(parsed, "run"), parsed, out, err);
+}
+
+/// `ibnetsim perftest TEST [perftest's options]`: the scenario perftest_scenario() builds, run as `run` runs a file.
+int command_perftest(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  po::options_description options("ibnetsim perftest TEST [perftest's options] [options]");
+  options.add_options()("help,h", "show this help");
+  options.add(perftest_options());
+  options.add(perftest_fabric_options());
+  options.add(output_options(false));
+  options.add(scenario_options());
+  const Parsed parsed = parse_or_throw(args, options, 1);
+  if (parsed.values.count("help")) {
+    out << options << "\n";
+    return sim::exit_ok;
+  }
+  output_format(parsed);
+  std::vector<std::string> overrides;
+  if (parsed.values.count("set"))
+    overrides = parsed.values["set"].as<std::vector<std::string>>();
+  const nlohmann::json built = perftest_scenario(parsed, err);
+  try {
+    const Scenario scenario = ib::scenario::read_scenario(sim::JsonDocument{perftest_scenario_file, built, ""},
+                                                          overrides, parse_seed(parsed.values));
+    if (parsed.values.count("print-scenario")) {
+      out << scenario.resolved.dump(2) << "\n";
+      return sim::exit_ok;
+    }
+    return run_and_report(scenario, parsed, out, err);
+  } catch (const sim::InputError& e) {
+    // A value the workload refuses is named by the option that gave it, not by a pointer into a file nobody wrote.
+    const std::optional<std::string> option = perftest_option_of(e.json_pointer(), built);
+    if (e.file() != perftest_scenario_file || !option)
+      throw;
+    throw UsageError{*option + ": expected " + e.expected() + ", got " + e.got()};
+  }
 }
 
 int command_validate(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -632,6 +690,8 @@ int dispatch(int argc, const char* const* argv, std::ostream& out, std::ostream&
       return command_run(args, out, err);
     if (command == "validate")
       return command_validate(args, out, err);
+    if (command == "perftest")
+      return command_perftest(args, out, err);
     if (command == "params")
       return command_params(args, out);
     if (command == "topo")
