@@ -29,18 +29,6 @@ void flatten(const ReportJson& value, const std::string& prefix,
   }
 }
 
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos)
-    return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"')
-      quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
 } // namespace
 
 bool parse_report_format(std::string_view text, ReportFormat& format) {
@@ -50,6 +38,8 @@ bool parse_report_format(std::string_view text, ReportFormat& format) {
     format = ReportFormat::json;
   else if (text == "csv")
     format = ReportFormat::csv;
+  else if (text == "long-csv")
+    format = ReportFormat::long_csv;
   else
     return false;
   return true;
@@ -77,22 +67,6 @@ std::string report_to_table(const ReportJson& report) {
       out << "  " << name << std::string(width - name.size() + 2, ' ') << text << "\n";
   }
   return out.str();
-}
-
-std::string report_to_csv(const ReportJson& report) {
-  std::vector<std::pair<std::string, std::string>> rows;
-  flatten(report, "", rows);
-  std::string header;
-  std::string values;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (i > 0) {
-      header += ',';
-      values += ',';
-    }
-    header += csv_field(rows[i].first);
-    values += csv_field(rows[i].second);
-  }
-  return header + "\n" + values + "\n";
 }
 
 std::string digest_hex(std::string_view text) {

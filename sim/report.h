@@ -1,4 +1,5 @@
-// Run reports (docs/user-guide.md): one ordered JSON document per run, printed as a human table, as JSON, or as CSV.
+// Run reports (docs/user-guide.md): one ordered JSON document per run, printed as a human table, as JSON, or as CSV
+// (the runner names the CSV's metrics: models/scenario/metrics.h).
 // Key order is insertion order, so the same run gives byte-identical output.
 #pragma once
 
@@ -12,19 +13,15 @@ namespace sim {
 
 using ReportJson = nlohmann::ordered_json;
 
-enum class ReportFormat { table, json, csv };
+enum class ReportFormat { table, json, csv, long_csv };
 
-/// Parses "table", "json" or "csv"; anything else returns false.
+/// Parses "table", "json", "csv" or "long-csv"; anything else returns false.
 bool parse_report_format(std::string_view text, ReportFormat& format);
 
 /// The document as JSON, indented, with a final newline.
 std::string report_to_json(const ReportJson& report);
 /// Each top-level object as a titled block of aligned "key  value" lines; top-level scalars head the table.
 std::string report_to_table(const ReportJson& report);
-/// Two lines: a header of dotted column names (`results.events_handled`) and the values, for every scalar
-/// leaf. Arrays become one column per element (`results.x.0`). Sweeps append value lines under one header.
-std::string report_to_csv(const ReportJson& report);
-
 /// FNV-1a 64 of `text`, as 16 hex digits: the configuration digest.
 std::string digest_hex(std::string_view text);
 

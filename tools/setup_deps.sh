@@ -5,9 +5,11 @@ set -euo pipefail
 # opensm, ibsim-utils and infiniband-diags run the real OpenSM on a simulated fabric for the cross-check tests;
 # python3-jsonschema checks scenarios and reports against scenarios/schema (tests/scenario/report_schema.sh);
 # python3-matplotlib draws sweep plots (tools/plot_sweep.py); clang and libclang-rt-14-dev (libFuzzer and the
-# sanitizer runtimes) build the fuzz harnesses (tests/fuzz).
+# sanitizer runtimes) build the fuzz harnesses (tests/fuzz); python3-dev and pybind11-dev build the Python module
+# (tools/python), whose tables need python3-pandas.
 packages=(g++ cmake make pkg-config libsimgrid-dev libboost-program-options-dev nlohmann-json3-dev catch2 python3
-          python3-jsonschema python3-matplotlib opensm ibsim-utils infiniband-diags clang libclang-rt-14-dev)
+          python3-jsonschema python3-matplotlib opensm ibsim-utils infiniband-diags clang libclang-rt-14-dev
+          python3-dev pybind11-dev python3-pandas)
 
 missing=()
 for package in "${packages[@]}"; do

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 
 #include "models/topology/catalog.h"
 #include "models/topology/topology.h"
@@ -189,6 +190,16 @@ void check_memory(const Scenario& scenario, const MemoryEstimate& estimate, std:
                         "a run that fits in " + format_bytes(static_cast<double>(limit_bytes)) + " of memory (" +
                             limit_source + ")",
                         "an estimated peak of " + format_bytes(estimate.total_bytes) + ", mostly " + biggest);
+}
+
+std::optional<std::uint64_t> available_memory_bytes() {
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key, unit;
+  std::uint64_t kib = 0;
+  while (meminfo >> key >> kib >> unit)
+    if (key == "MemAvailable:")
+      return kib * 1024;
+  return std::nullopt;
 }
 
 } // namespace ib::scenario

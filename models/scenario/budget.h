@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,9 @@ MemoryEstimate estimate_memory(const Scenario& scenario);
 /// biggest contributors.
 void check_memory(const Scenario& scenario, const MemoryEstimate& estimate, std::uint64_t limit_bytes,
                   const std::string& limit_source);
+
+/// The machine's available memory now (MemAvailable in /proc/meminfo); nullopt when it cannot be read.
+std::optional<std::uint64_t> available_memory_bytes();
 
 /// `bytes` for people: "512 MiB", "1.5 GiB".
 std::string format_bytes(double bytes);

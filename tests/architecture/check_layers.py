@@ -22,6 +22,8 @@ LAYERS = {
                         "models/switch", "models/pcie", "models/link", "models/phold", "sim"],
     "tools/ibnetsim": ["models/scenario", "models/host", "models/fabric", "models/sm", "models/topology",
                        "models/hca", "models/switch", "models/pcie", "models/link", "models/phold", "sim"],
+    # The Python module: a face of the runner beside the CLI, not above it.
+    "tools/python": ["models/scenario", "sim"],
 }
 SOURCES = ("sim", "models", "tools")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)

@@ -81,7 +81,7 @@ TEST_CASE("cli: bad options exit 2 with a message", "[cli][quick]") {
       {{"fly"}, "unknown command 'fly'"},
       {{"run"}, "run needs a SCENARIO file"},
       {{"run", default_scenario, "--bogus"}, "unrecognised option '--bogus'"},
-      {{"run", default_scenario, "--format", "xml"}, "--format expects table, json or csv, got 'xml'"},
+      {{"run", default_scenario, "--format", "xml"}, "--format expects table, json, csv or long-csv, got 'xml'"},
       {{"run", default_scenario, "--seed", "-4"}, "--seed expects an unsigned 64-bit integer, got '-4'"},
       {{"run", default_scenario, "--seed"}, "the required argument for option '--seed' is missing"},
       {{"run", default_scenario, "extra"}, "unexpected argument 'extra'"},
@@ -176,14 +176,21 @@ TEST_CASE("cli: run writes table, json and csv, and --out FILE.json", "[cli][qui
     CHECK_THAT(r.out,
                Catch::Contains("results") && Catch::Contains("events_handled") && Catch::Contains("wall_time_s"));
   }
-  SECTION("csv: a header and one row with the same number of columns") {
+  SECTION("csv: a header and one row with the same number of columns, metrics by their names") {
     const auto r = run_cli(args({"run", default_scenario, "--format", "csv"}, short_run));
     CHECK(r.exit_code == 0);
     const auto newline = r.out.find('\n');
     const std::string header = r.out.substr(0, newline);
     const std::string row = r.out.substr(newline + 1);
-    CHECK_THAT(header, Catch::Contains("results.events_handled"));
+    CHECK_THAT(header, Catch::StartsWith("scenario,seed,config_digest,simulated_time_us,events_handled,"));
     CHECK(std::count(header.begin(), header.end(), ',') == std::count(row.begin(), row.end(), ','));
+    CHECK(std::count(r.out.begin(), r.out.end(), '\n') == 2);
+  }
+  SECTION("long-csv: metric, entity and value, one row per figure") {
+    const auto r = run_cli(args({"run", default_scenario, "--format", "long-csv"}, short_run));
+    CHECK(r.exit_code == 0);
+    CHECK_THAT(r.out,
+               Catch::StartsWith("metric,entity,value\nsimulated_time_us,,") && Catch::Contains("\nevents_handled,,"));
   }
   SECTION("--out with --quiet prints nothing and writes the JSON report") {
     const std::string out_path = testing::scratch_path("cli_out.json");

@@ -17,6 +17,7 @@
 #include <boost/program_options.hpp>
 
 #include "models/host/workloads.h"
+#include "models/scenario/metrics.h"
 #include "models/scenario/profile_models.h"
 #include "models/scenario/run.h"
 #include "models/scenario/scenario.h"
@@ -329,7 +330,10 @@ void print_report(std::ostream& out, sim::ReportFormat format, bool fabric, cons
     out << sim::report_to_json(report);
     break;
   case sim::ReportFormat::csv:
-    out << sim::report_to_csv(report);
+    out << ib::scenario::metrics_csv(report);
+    break;
+  case sim::ReportFormat::long_csv:
+    out << ib::scenario::long_csv(report);
     break;
   }
 }
@@ -339,8 +343,10 @@ void print_report(std::ostream& out, sim::ReportFormat format, bool fabric, cons
 po::options_description output_options(bool quiet_letter) {
   po::options_description options("output options");
   options.add_options()("out", po::value<std::string>(), "also write the full JSON report to FILE.json")(
-      "format", po::value<std::string>()->default_value("table"), "stdout format: table, json or csv")(
-      quiet_letter ? "quiet,q" : "quiet", "print nothing on stdout (use with --out)")(
+      "format", po::value<std::string>()->default_value("table"),
+      "stdout format: table, json, csv (one row of the run-wide metrics) or long-csv (metric, entity, value: "
+      "every figure, ports and flows included)")(quiet_letter ? "quiet,q" : "quiet",
+                                                 "print nothing on stdout (use with --out)")(
       "timing", "add wall time, events/s and peak memory to JSON and CSV reports (they then differ run to run)")(
       "events", "count events by part of the model (programs, PCIe, HCA, ports, switches), in total and per "
                 "message: in the table, and in the report as results.kernel_events_by_part (a little slower)")(
@@ -361,7 +367,7 @@ sim::ReportFormat output_format(const Parsed& parsed) {
   sim::ReportFormat format;
   const std::string format_text = parsed.values["format"].as<std::string>();
   if (!sim::parse_report_format(format_text, format))
-    throw UsageError{"--format expects table, json or csv, got '" + format_text + "'"};
+    throw UsageError{"--format expects table, json, csv or long-csv, got '" + format_text + "'"};
   if (parsed.values.count("counters") && format != sim::ReportFormat::table)
     throw UsageError{"--counters adds a table to --format table; JSON and CSV reports always carry the counters "
                      "(results.ports)"};

@@ -189,8 +189,13 @@ Variant parse_variant(const std::string& text) {
 }
 
 struct Row {
+  Row(std::string label_, std::string pointer_, std::string metric_ = "", std::string entity_ = "")
+      : label(std::move(label_)), pointer(std::move(pointer_)), metric(std::move(metric_)), entity(std::move(entity_)) {
+  }
   std::string label;
   std::string pointer; ///< into the report; "" for a heading
+  std::string metric;  ///< its name (models/scenario/metrics.h), as run and sweep give it
+  std::string entity;  ///< as report_long() gives it: a perftest's message size, else ""
 };
 
 /// The figures each workload reports that a comparison is about, with their labels.
@@ -210,23 +215,37 @@ std::vector<Row> workload_rows(const Json& report) {
     rows.push_back({name + " (" + workload.at("type").get<std::string>() + ")", ""});
     const Json& results = workload.at("results");
     const std::string base = "/results/workloads/" + name + "/results";
-    const auto add = [&](const Json& entry, const std::string& at, const std::string& suffix) {
+    const auto add = [&](const Json& entry, const std::string& at, const std::string& suffix,
+                         const std::string& entity) {
       for (const auto& [pointer, label] : figures)
-        if (entry.contains(Json::json_pointer(pointer)))
-          rows.push_back({std::string("  ") + label + suffix, at + pointer});
+        if (entry.contains(Json::json_pointer(pointer))) {
+          std::string metric = name + pointer;
+          std::replace(metric.begin(), metric.end(), '/', '.');
+          rows.push_back({std::string("  ") + label + suffix, at + pointer, metric, entity});
+        }
     };
     if (results.is_array())
       for (std::size_t i = 0; i < results.size(); ++i)
         add(results[i], base + "/" + std::to_string(i),
-            results.size() > 1 ? ", " + results[i].at("size_bytes").dump() + " B" : "");
+            results.size() > 1 ? ", " + results[i].at("size_bytes").dump() + " B" : "",
+            results[i].at("size_bytes").dump());
     else
-      add(results, base, "");
+      add(results, base, "", "");
   }
   return rows;
 }
 
+/// PCIe rows named as report_metrics() names them: "pcie.<key>".
+std::vector<Row> with_pcie_names(std::vector<Row> rows) {
+  const std::string prefix = "/results/pcie/per_message/";
+  for (Row& row : rows)
+    if (row.pointer.starts_with(prefix))
+      row.metric = "pcie." + row.pointer.substr(prefix.size());
+  return rows;
+}
+
 const std::vector<Row>& pcie_rows() {
-  static const std::vector<Row> rows = {
+  static const std::vector<Row> rows = with_pcie_names({
       {"PCIe per message (both ends)", ""},
       {"  doorbells", "/results/pcie/per_message/doorbells"},
       {"  BlueFlame writes", "/results/pcie/per_message/blueflame_writes"},
@@ -244,7 +263,7 @@ const std::vector<Row>& pcie_rows() {
       {"    bytes", "/results/pcie/per_message/upstream_mrd_bytes"},
       {"  MWr TLPs from the HCA", "/results/pcie/per_message/upstream_mwr_tlps"},
       {"    bytes", "/results/pcie/per_message/upstream_mwr_bytes"},
-  };
+  });
   return rows;
 }
 
@@ -286,13 +305,21 @@ std::string short_number(double v) {
   return text;
 }
 
+/// The change of `v` against `base` in percent; nullopt where there is none to give (a value missing, or a base
+/// of 0 under a value that is not).
+std::optional<double> change_percent(std::optional<double> base, std::optional<double> v) {
+  if (!base || !v || (*base == 0 && *v != 0))
+    return std::nullopt;
+  return *base == 0 ? 0.0 : 100.0 * (*v - *base) / *base;
+}
+
 std::string change(std::optional<double> base, std::optional<double> v) {
   if (!base || !v)
     return "-";
   if (*base == 0)
     return *v == 0 ? "0" : "new";
   char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", 100.0 * (*v - *base) / *base);
+  std::snprintf(text, sizeof text, "%+.1f%%", *change_percent(base, v));
   return text;
 }
 
@@ -365,9 +392,14 @@ void write_json(std::ostream& out, const Scenario& scenario, const Comparison& c
     for (const Variant& variant : variants) {
       const auto x = value_at(variant.report, r.pointer);
       values.push_back(x ? Json(*x) : Json());
-      changes.push_back(change(base, x));
+      const auto percent = change_percent(base, x);
+      changes.push_back(percent ? Json(*percent) : Json());
     }
-    table.push_back({{"pointer", r.pointer}, {"values", values}, {"change", changes}});
+    table.push_back({{"metric", r.metric},
+                     {"entity", r.entity},
+                     {"pointer", r.pointer},
+                     {"values", values},
+                     {"change_percent", changes}});
   }
   doc["figures"] = table;
   Json lines = Json::object();
@@ -377,24 +409,21 @@ void write_json(std::ostream& out, const Scenario& scenario, const Comparison& c
   out << doc.dump(2) << "\n";
 }
 
-/// One CSV row per variant, one column per figure (named by its report pointer).
+/// Long (tidy) CSV: one row per variant and figure, named as `run --format long-csv` names it, with the change
+/// against the baseline in percent (empty where there is none).
 void write_csv(std::ostream& out, const Comparison& c) {
-  const std::vector<Variant>& variants = c.variants;
-  const std::vector<Row>& rows = c.rows;
-  out << "variant";
-  for (const Row& r : rows)
-    if (!r.pointer.empty())
-      out << "," << csv_field(r.pointer);
-  out << "\n";
-  for (const Variant& variant : variants) {
-    out << csv_field(variant.name);
-    for (const Row& r : rows)
-      if (!r.pointer.empty()) {
-        const auto x = value_at(variant.report, r.pointer);
-        out << "," << (x ? cell_text(Json(*x)) : "");
-      }
-    out << "\n";
-  }
+  out << "variant,metric,entity,value,change_percent\n";
+  for (const Variant& variant : c.variants)
+    for (const Row& r : c.rows) {
+      if (r.pointer.empty())
+        continue;
+      const auto x = value_at(variant.report, r.pointer);
+      if (!x)
+        continue;
+      const auto percent = change_percent(value_at(c.variants.front().report, r.pointer), x);
+      out << csv_field(variant.name) << "," << csv_field(r.metric) << "," << csv_field(r.entity) << ","
+          << cell_text(Json(*x)) << "," << (percent ? cell_text(Json(*percent)) : "") << "\n";
+    }
 }
 
 /// For people: what each feature or variant is, the figures side by side, their changes, and the summaries.

@@ -132,18 +132,6 @@ bool complete_report(const std::string& path) {
   std::_Exit(128 + signal); // if the signal is blocked
 }
 
-void flatten(const nlohmann::ordered_json& value, const std::string& name, Metrics& out) {
-  if (value.is_object()) {
-    for (const auto& [key, member] : value.items())
-      flatten(member, name + "." + key, out);
-  } else if (value.is_array()) {
-    if (value.size() == 1)
-      flatten(value[0], name, out);
-  } else if (!value.is_null()) {
-    out.emplace_back(name, value);
-  }
-}
-
 } // namespace
 
 void blame_override(const sim::InputError& error, const std::string& scenario_file,
@@ -220,62 +208,6 @@ std::size_t run_points(const std::string& scenario, std::optional<std::uint64_t>
     done(job);
   }
   return peak;
-}
-
-Metrics report_metrics(const nlohmann::ordered_json& report) {
-  Metrics out;
-  const nlohmann::ordered_json& results = report.at("results");
-  if (!results.contains("workloads")) { // a phold run: its figures are flat
-    flatten(results, "", out);
-    for (auto& [name, value] : out)
-      name.erase(0, 1); // the leading "."
-    return out;
-  }
-  for (const auto& [name, workload] : results.at("workloads").items())
-    flatten(workload.at("results"), name, out);
-  if (results.contains("pcie"))
-    flatten(results.at("pcie").at("per_message"), "pcie", out);
-  if (results.contains("simulated_time_us"))
-    out.emplace_back("simulated_time_us", results.at("simulated_time_us"));
-  return out;
-}
-
-std::optional<nlohmann::ordered_json> find_metric(const nlohmann::ordered_json& report, const Metrics& metrics,
-                                                  const std::string& name) {
-  if (name.starts_with("/")) {
-    try {
-      const nlohmann::ordered_json::json_pointer pointer(name);
-      if (report.contains(pointer))
-        return report.at(pointer);
-    } catch (const nlohmann::ordered_json::exception&) {
-    }
-    return std::nullopt;
-  }
-  for (const auto& [key, value] : metrics)
-    if (key == name)
-      return value;
-  return std::nullopt;
-}
-
-std::string cell_text(const nlohmann::ordered_json& value) {
-  if (value.is_string())
-    return value.get<std::string>();
-  return value.dump();
-}
-
-std::string cell_text(const nlohmann::json& value) {
-  if (value.is_string())
-    return value.get<std::string>();
-  return value.dump();
-}
-
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n") == std::string::npos)
-    return text;
-  std::string out = "\"";
-  for (const char c : text)
-    out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 } // namespace cli

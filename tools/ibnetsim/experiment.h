@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/scenario/metrics.h"
 #include "sim/errors.h"
 
 namespace cli {
@@ -52,23 +53,11 @@ std::size_t run_points(const std::string& scenario, std::optional<std::uint64_t>
 /// The number of processes to run at once by default: the machine's cores.
 unsigned default_parallelism();
 
-/// The scalar figures of a fabric report under short dotted names, in report order: each workload's results as
-/// "<workload>.<key>" (nested objects as "<workload>.<key>.<key>"; arrays of one element flattened away, longer
-/// arrays such as per-flow lists left out), "pcie.<key>" for PCIe per message, and "simulated_time_us". A phold
-/// report's results are flat: each under its own key.
-using Metrics = std::vector<std::pair<std::string, nlohmann::ordered_json>>;
-Metrics report_metrics(const nlohmann::ordered_json& report);
-
-/// A metric of `report` by name: a name report_metrics() gives, or a JSON pointer into the report ("/results/...").
-/// nullopt when the report has no such value.
-std::optional<nlohmann::ordered_json> find_metric(const nlohmann::ordered_json& report, const Metrics& metrics,
-                                                  const std::string& name);
-
-/// A JSON scalar as a CSV or table cell: strings bare, numbers as JSON prints them.
-std::string cell_text(const nlohmann::ordered_json& value);
-std::string cell_text(const nlohmann::json& value);
-
-/// `text` as one CSV field (RFC 4180: quoted when it holds a comma, a quote or a newline).
-std::string csv_field(const std::string& text);
+// Metric names, shared with run's CSV and the Python module (models/scenario/metrics.h).
+using ib::scenario::cell_text;
+using ib::scenario::csv_field;
+using ib::scenario::find_metric;
+using ib::scenario::Metrics;
+using ib::scenario::report_metrics;
 
 } // namespace cli

@@ -95,13 +95,8 @@ std::optional<std::uint64_t> parse_memory_size(const std::string& text) {
 MemoryLimit memory_limit() {
   if (max_memory_option)
     return {*max_memory_option, "--max-memory"};
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  std::uint64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit)
-    if (key == "MemAvailable:")
-      return {kib * 1024, "the machine's available memory; --max-memory SIZE sets the limit"};
+  if (const auto available = ib::scenario::available_memory_bytes())
+    return {*available, "the machine's available memory; --max-memory SIZE sets the limit"};
   return {UINT64_MAX, "no limit: the machine's available memory is unknown"};
 }
 
