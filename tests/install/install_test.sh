@@ -8,13 +8,18 @@
 #  - an unusable data directory (missing, without topologies/hardware, or no share/ next to the executable) is exit
 #    2 with a message naming the directory and its source, and commands needing no data still work;
 #  - a CMake project finds the moved prefix with find_package(ibnetsim), links ibnetsim::scenario and runs a
-#    scenario through ib::scenario::load_scenario and ib::scenario::run.
-# Everything is written under a mktemp directory. Usage: install_test.sh BUILD_DIR SOURCE_DIR CXX [SANITIZE]
+#    scenario through ib::scenario::load_scenario and ib::scenario::run;
+#  - with PYTHON and PYTHON_DIR (the Python module was built): the moved prefix's package imports, finds its data
+#    in the moved prefix and runs a shipped scenario to the figures the moved binary gives.
+# Everything is written under a mktemp directory.
+# Usage: install_test.sh BUILD_DIR SOURCE_DIR CXX [SANITIZE [PYTHON PYTHON_DIR]]
 set -euo pipefail
 build="$1"
 source_dir="$2"
 cxx="$3"
 sanitize="${4:-OFF}"
+python="${5:-}"
+python_dir="${6:-}"
 
 tmp="$(mktemp -d "${TMPDIR:-/tmp}/ibnetsim-install-test.XXXXXX")"
 tmp="$(cd "$tmp" && pwd -P)" # as /proc/self/exe shows it: symbolic links resolved
@@ -133,4 +138,24 @@ cmake --build "$tmp/consumer" >>"$tmp/consumer.log" 2>&1 || {
 }
 expect 0 "consumer: simulated_time_us" env IBNETSIM_DATA_DIR="$data" "$tmp/consumer/consumer" \
   "$data/scenarios/default.json" /workloads/0/iterations=20 /workloads/1/messages=1
+if [[ -n "$python" ]]; then
+  echo "== the Python module from the moved prefix"
+  [[ -e "$moved/$python_dir/ibnetsim/__init__.py" ]] || fail "the install lacks $python_dir/ibnetsim"
+  expect 0 "" "$ibnetsim" run "$data/scenarios/default.json" --set /workloads/0/iterations=20 \
+    --set /workloads/1/messages=1 --format csv
+  cp "$tmp/out" "$tmp/cli.csv"
+  cat >"$tmp/check.py" <<'EOF'
+import csv, sys
+import ibnetsim
+assert ibnetsim.data_dir().endswith("/moved/share/ibnetsim"), ibnetsim.data_dir()
+report = ibnetsim.run(ibnetsim.data_path("scenarios/default.json"),
+                      {"/workloads/0/iterations": 20, "/workloads/1/messages": 1})
+row = next(csv.DictReader(open(sys.argv[1])))
+for name, value in ibnetsim.metrics(report).items():
+    assert float(row[name]) == float(value), (name, row[name], value)
+print("same figures")
+EOF
+  expect 0 "same figures" env PYTHONPATH="$moved/$python_dir" PYTHONDONTWRITEBYTECODE=1 "$python" "$tmp/check.py" \
+    "$tmp/cli.csv"
+fi
 echo "install test passed"
