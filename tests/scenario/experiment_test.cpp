@@ -704,9 +704,30 @@ TEST_CASE("compare: inline and BlueFlame cut small-message latency, with the ref
   CHECK(per_message("downstream_cpld_tlps", 3) == 0);
   CHECK(per_message("upstream_mwr_tlps", 3) == 2);
   CHECK_THAT(doc.at("summaries").at("inline").get<std::string>(), Catch::StartsWith("removes payload reads 1 -> 0"));
+  // Figures carry the metric names run and sweep use, and their changes as numbers.
+  for (const json& f : doc.at("figures"))
+    if (f.at("pointer") == "/results/workloads/ib_write_lat/results/0/t_typical_us") {
+      CHECK(f.at("metric") == "ib_write_lat.t_typical_us");
+      CHECK(f.at("entity") == "8"); // a perftest's rows are by message size, as in long-csv
+      CHECK(f.at("change_percent")[0] == 0.0);
+      CHECK(f.at("change_percent")[3].get<double>() ==
+            Approx(100.0 * (median[3].get<double>() - median[0].get<double>()) / median[0].get<double>()));
+    } else if (f.at("pointer") == "/results/pcie/per_message/blueflame_writes") {
+      CHECK(f.at("metric") == "pcie.blueflame_writes");
+      CHECK(f.at("change_percent")[2].is_null()); // from 0: no percentage
+    }
   CHECK_THAT(doc.at("summaries").at("blueflame").get<std::string>(),
              Catch::StartsWith("removes doorbells 1 -> 0, WQE reads 1 -> 0"));
 
+  SECTION("CSV: tidy rows under the metric names") {
+    const auto csv = run_executable("compare " + scenario + " --features inline,blueflame --format csv -q",
+                                    scenario + ".csv");
+    REQUIRE(csv.exit_code == 0);
+    CHECK_THAT(csv.out, Catch::StartsWith("variant,metric,entity,value,change_percent\n"
+                                          "baseline,ib_write_lat.t_typical_us,8,") &&
+                            Catch::Contains("\ninline+blueflame,pcie.doorbells,,0.0,-100.0\n") &&
+                            Catch::Contains("\nblueflame,pcie.blueflame_writes,,1.0,\n"));
+  }
   SECTION("the table shows the same, side by side, with the change against the baseline") {
     const auto table = run_executable("compare " + scenario + " --features inline,blueflame -q", scenario + ".t");
     REQUIRE(table.exit_code == 0);
