@@ -720,8 +720,8 @@ TEST_CASE("compare: inline and BlueFlame cut small-message latency, with the ref
              Catch::StartsWith("removes doorbells 1 -> 0, WQE reads 1 -> 0"));
 
   SECTION("CSV: tidy rows under the metric names") {
-    const auto csv = run_executable("compare " + scenario + " --features inline,blueflame --format csv -q",
-                                    scenario + ".csv");
+    const auto csv =
+        run_executable("compare " + scenario + " --features inline,blueflame --format csv -q", scenario + ".csv");
     REQUIRE(csv.exit_code == 0);
     CHECK_THAT(csv.out, Catch::StartsWith("variant,metric,entity,value,change_percent\n"
                                           "baseline,ib_write_lat.t_typical_us,8,") &&
