@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "models/hca/params.h"
@@ -29,7 +30,7 @@ struct Core {
   Wire& wire;
   pcie::HostMemory& memory;
   pcie::Bus& bus;
-  std::vector<Qp>& qps;
+  std::deque<Qp>& qps;
   sim::Pool<DmaOp, 256>& ops; ///< the bus hands each one's token back to the stage that issued it
   PcieCounters& pcie;
 

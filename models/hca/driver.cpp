@@ -48,7 +48,6 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   qp.sq.slots.resize(caps.max_send_wr);
   qp.req.wqes.resize(caps.max_send_wr);
   qp.resp.rq = own_rq ? stages_->recv.create(caps.max_recv_wr, qp.index) : stages_->recv.attach(caps.srq, qp.index);
-  qp.resp.atomic_results.resize(std::max<std::uint32_t>(params_.max_qp_dest_rd_atom, 1));
   stages_->contexts.create(qp.index);
   qps_.push_back(std::move(qp));
   return qps_.back().qpn;

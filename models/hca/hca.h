@@ -24,6 +24,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <span>
 #include <string>
@@ -241,7 +242,7 @@ private:
   Wire& wire_;
   pcie::HostMemory& memory_;
   std::unique_ptr<pcie::Bus> bus_;
-  std::vector<Qp> qps_;
+  std::deque<Qp> qps_;        ///< by index; a deque grows without moving them (no copy of every QP at each doubling)
   sim::Pool<DmaOp, 256> ops_; // per HCA: small chunks (see pcie::Bus)
   PcieCounters pcie_;
   /// The pipeline's stages and the Core they share (the above, as they see it); defined in hca_state.h, so that this

@@ -131,8 +131,8 @@ struct ResponderState {
   std::uint64_t write_address = 0;
   std::uint32_t write_length = 0;
   sim::Ring<ReadJob> read_jobs;
-  std::uint32_t busy = 0; ///< READs and atomics being served
-  std::vector<AtomicResult> atomic_results;
+  std::uint32_t busy = 0;                   ///< READs and atomics being served
+  std::vector<AtomicResult> atomic_results; ///< the last max_qp_dest_rd_atom atomics' results; empty until the first
   std::uint32_t atomic_results_next = 0;
   sim::Time rx_busy; ///< its last packet on the receive engines is checked here
 };

@@ -470,6 +470,9 @@ void Responder::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   const link::Packet& request = core_.wire.packets[op.packet];
   const std::uint64_t original = core_.headers_of(op.packet).original;
   const std::uint32_t psn = request.psn;
+  // Made on the QP's first atomic: most QPs never serve one, and with a million QPs their rings would weigh.
+  if (qp.resp.atomic_results.empty())
+    qp.resp.atomic_results.resize(std::max<std::uint32_t>(core_.params.max_qp_dest_rd_atom, 1));
   AtomicResult& slot = qp.resp.atomic_results[qp.resp.atomic_results_next++ % qp.resp.atomic_results.size()];
   slot = {psn, original, true};
   consume_packet(sim, op.packet);

@@ -747,20 +747,21 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
       entry["failed_work_requests"] = failed;
       entry["programs_failed"] = w->programs_failed();
     }
-    workloads[w->name()] = entry;
+    workloads[w->name()] = std::move(entry);
     for (const std::string& line : w->table())
       result.table.push_back(line);
     result.table.push_back("");
   }
-  results["workloads"] = workloads;
+  results["workloads"] = std::move(workloads);
   if (cluster.faults() != nullptr)
     results["faults"] = fault_report(cluster, topology);
   results["pcie"] = pcie_per_message(cluster);
   results["ports"] = port_counters(cluster);
-  report["results"] = results;
+  const std::uint64_t messages_sent = results["pcie"]["messages_sent"].get<std::uint64_t>();
+  report["results"] = std::move(results); // a million flows weigh hundreds of MB: moved, never copied
   result.events_dispatched = cluster.simulator().events_dispatched();
   if (run_options.count_events)
-    result.events_by_part = events_by_part(cluster, results["pcie"]["messages_sent"].get<std::uint64_t>());
+    result.events_by_part = events_by_part(cluster, messages_sent);
   for (std::size_t i = 0; i < cluster.host_count(); ++i)
     if (const std::uint32_t qps = cluster.host(i).hca->qp_count(); qps > 0)
       result.max_qpn = std::max(result.max_qpn, qps + 1);

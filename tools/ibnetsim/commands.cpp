@@ -321,7 +321,7 @@ void print_report(std::ostream& out, sim::ReportFormat format, bool fabric, cons
     if (fabric) {
       print_fabric_table(out, report, result, performance, counters);
     } else {
-      sim::ReportJson with_timing = result.report;
+      sim::ReportJson with_timing = report;
       with_timing["performance"] = performance;
       out << sim::report_to_table(with_timing);
     }
@@ -433,7 +433,7 @@ int run_and_report(const Scenario& scenario, const Parsed& parsed, std::ostream&
   performance["wall_time_s"] = wall_s;
   performance["kernel_events_per_second"] = static_cast<double>(result.events_dispatched) / std::max(wall_s, 1e-9);
   performance["peak_rss_mib"] = static_cast<double>(sim::peak_rss_bytes()) / (1024.0 * 1024.0);
-  sim::ReportJson report = result.report;
+  sim::ReportJson report = std::move(result.report); // not copied: a big fabric's report weighs hundreds of MB
   if (result.partial)
     report["partial_reason"] = std::string("interrupted by ") + (stopped_by == SIGINT ? "SIGINT" : "SIGTERM");
   if (parsed.values.count("timing"))

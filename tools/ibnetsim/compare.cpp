@@ -215,11 +215,12 @@ std::vector<Row> workload_rows(const Json& report) {
     rows.push_back({name + " (" + workload.at("type").get<std::string>() + ")", ""});
     const Json& results = workload.at("results");
     const std::string base = "/results/workloads/" + name + "/results";
+    const std::string workload_name = name; // a lambda cannot capture a structured binding before C++20 in clang 14
     const auto add = [&](const Json& entry, const std::string& at, const std::string& suffix,
                          const std::string& entity) {
       for (const auto& [pointer, label] : figures)
         if (entry.contains(Json::json_pointer(pointer))) {
-          std::string metric = name + pointer;
+          std::string metric = workload_name + pointer;
           std::replace(metric.begin(), metric.end(), '/', '.');
           rows.push_back({std::string("  ") + label + suffix, at + pointer, metric, entity});
         }
