@@ -93,7 +93,9 @@ LatencyStats summarize(std::vector<sim::Time> samples) {
 
 std::pair<std::uint16_t, std::uint32_t> Rendezvous::lookup(const std::string& peer, const std::string& host,
                                                            int tag) const {
-  const auto it = table_.find({peer, host, tag});
+  const auto peer_id = ids_.find(peer), host_id = ids_.find(host);
+  const auto it = peer_id == ids_.end() || host_id == ids_.end() ? table_.end()
+                                                                 : table_.find({peer_id->second, host_id->second, tag});
   if (it == table_.end())
     throw std::logic_error(peer + " made no QP for " + host);
   return it->second;

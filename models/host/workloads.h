@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,16 +33,32 @@ struct LatencyStats {
 LatencyStats summarize(std::vector<sim::Time> samples);
 
 /// Where the QP a program made for a peer is; programs publish theirs at time 0 and read their peers' at 1 ns.
+/// Hosts are interned: an all-to-all of a thousand hosts publishes a million QPs, each looked up once.
 class Rendezvous {
 public:
   void publish(const std::string& host, const std::string& peer, int tag, std::uint16_t lid, std::uint32_t qpn) {
-    table_[{host, peer, tag}] = {lid, qpn};
+    table_[{id(host), id(peer), tag}] = {lid, qpn};
   }
   /// The QP `peer` made for `host` under `tag`.
   std::pair<std::uint16_t, std::uint32_t> lookup(const std::string& peer, const std::string& host, int tag) const;
 
 private:
-  std::map<std::tuple<std::string, std::string, int>, std::pair<std::uint16_t, std::uint32_t>> table_;
+  struct Key {
+    std::uint32_t host, peer;
+    int tag;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return std::hash<std::uint64_t>{}((std::uint64_t{k.host} << 32 | k.peer) * 0x9e3779b97f4a7c15ull ^
+                                        static_cast<std::uint32_t>(k.tag));
+    }
+  };
+  std::uint32_t id(const std::string& host) {
+    return ids_.try_emplace(host, static_cast<std::uint32_t>(ids_.size())).first->second;
+  }
+  std::unordered_map<std::string, std::uint32_t> ids_;
+  std::unordered_map<Key, std::pair<std::uint16_t, std::uint32_t>, KeyHash> table_;
 };
 
 /// What a workload will create and hold, counted from its options before anything is built, for the memory budget
