@@ -735,8 +735,9 @@ def main(argv):
             return 0
         # Every plot is checked before any is drawn, so bad input writes nothing.
         if importlib.util.find_spec("matplotlib") is None:
-            print("%s: error: python3 module matplotlib is not installed (Debian: python3-matplotlib)" % PROG,
-                  file=sys.stderr)
+            rerun_with_debian_python(argv)
+            print("%s: error: python3 module matplotlib is not installed for %s (Debian: python3-matplotlib, for "
+                  "/usr/bin/python3)" % (PROG, sys.executable), file=sys.stderr)
             return 1
         for _, result, out_path, fmt in jobs:
             render(result, out_path, fmt)
@@ -745,6 +746,23 @@ def main(argv):
         print("%s: error: %s" % (PROG, e), file=sys.stderr)
         return 2
     return 0
+
+
+DEBIAN_PYTHON = "/usr/bin/python3"
+
+
+def rerun_with_debian_python(argv):
+    """Runs this script again under Debian's python3 when the interpreter running it (a pyenv or conda python3 first
+    on PATH) lacks matplotlib and Debian's has it (python3-matplotlib); returns only if it cannot."""
+    if os.environ.get("IBNETSIM_PLOT_RERUN") or not os.access(DEBIAN_PYTHON, os.X_OK):
+        return
+    import subprocess
+    if subprocess.run([DEBIAN_PYTHON, "-c", "import matplotlib"], capture_output=True).returncode != 0:
+        return
+    os.environ["IBNETSIM_PLOT_RERUN"] = "1"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(DEBIAN_PYTHON, [DEBIAN_PYTHON, os.path.abspath(__file__), *argv])
 
 
 if __name__ == "__main__":

@@ -283,6 +283,16 @@ expect_error plot_without_y 'plots\[0\].*missing "y"' "$work/no_y"
 
 expect_error usage "usage:" --csv "$sample/results.csv" --x size_bytes
 
+# An interpreter without matplotlib (here Debian's without its site packages, as a pyenv or conda python3 first on
+# PATH would be) reruns the script under /usr/bin/python3 when that one has it, instead of failing.
+if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import matplotlib' 2>/dev/null; then
+    if /usr/bin/python3 -S "$script" "$seeds" --out-dir "$work/rerun" >"$work/rerun.out" 2>"$work/rerun.err"; then
+        [ -s "$work/rerun/latency_vs_load.svg" ] || fail "rerun under /usr/bin/python3: no latency_vs_load.svg"
+    else
+        fail "an interpreter without matplotlib did not rerun under /usr/bin/python3: $(cat "$work/rerun.err")"
+    fi
+fi
+
 # Nothing was written next to the sample data.
 for f in $files; do
     if [ -e "$sample/$f" ]; then
