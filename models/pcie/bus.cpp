@@ -210,9 +210,17 @@ void Bus::keep_moments(sim::Simulator& sim) {
 
 void Bus::queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible) {
   const int k = tlp.credit_class;
-  if (is_visible && l.visible_queued[k]++ == 0) {
-    l.wire_before_visible[k] = l.queued_wire[k];
-    l.visible_slack[k] = slack(l.direction, tlp);
+  if (is_visible) {
+    // The least slack of every visible TLP queued, not the first's: a later one may have less (a notified write's
+    // end behind a CQE write whose visibility is further off), and it leaves no earlier than the wire ahead of the
+    // first.
+    const sim::Time own = slack(l.direction, tlp);
+    if (l.visible_queued[k]++ == 0) {
+      l.wire_before_visible[k] = l.queued_wire[k];
+      l.visible_slack[k] = own;
+    } else {
+      l.visible_slack[k] = std::min(l.visible_slack[k], own);
+    }
   }
   l.queued_wire[k] += wire_time(tlp.wire_bytes);
 }
@@ -229,16 +237,19 @@ void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
   }
   if (--l.visible_queued[k] == 0)
     return;
-  // The next visible TLP: sum what lies ahead of it.
+  // The next visible TLP: sum what lies ahead of it; and the least slack of the visible ones left.
   sim::Time ahead;
+  bool found = false;
   const sim::Ring<TlpHandle>& q = l.queues[k];
   for (std::uint32_t i = 0; i < q.size(); ++i) {
     const Tlp& t = tlps_[q[i]];
     if (visible(l.direction, t)) {
-      l.visible_slack[k] = slack(l.direction, t);
-      break;
+      const sim::Time own = slack(l.direction, t);
+      l.visible_slack[k] = found ? std::min(l.visible_slack[k], own) : own;
+      found = true;
+    } else if (!found) {
+      ahead += wire_time(t.wire_bytes);
     }
-    ahead += wire_time(t.wire_bytes);
   }
   l.wire_before_visible[k] = ahead;
 }

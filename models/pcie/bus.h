@@ -205,7 +205,7 @@ private:
     std::array<std::uint32_t, 3> visible_queued{};
     std::array<sim::Time, 3> queued_wire{};
     std::array<sim::Time, 3> wire_before_visible{};
-    std::array<sim::Time, 3> visible_slack{}; ///< slack() of each queue's first visible TLP
+    std::array<sim::Time, 3> visible_slack{}; ///< the least slack() of each queue's visible TLPs
     Credits credits;
     sim::Time sent_since_ack;       ///< TLP wire time since this direction's last Ack DLLP
     sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
