@@ -69,6 +69,12 @@ const sim::ParamTable<Params>& param_table() {
                1e6},
               {"ack_request_interval_packets", &Params::ack_request_interval_packets, "count",
                "AckReq set also on every this many packets of a message (0 = on its last packet only)", 0, 8388608},
+              {"endpoint_send_latency_ns", &Params::endpoint_send_latency, "ns",
+               "host model \"fabric\": from a post to the first bit of the message's first packet on the wire", 0, 1e6},
+              {"endpoint_ack_latency_ns", &Params::endpoint_ack_latency, "ns",
+               "host model \"fabric\": from a message's last bit in to its ACK's first bit out", 0, 1e6},
+              {"endpoint_completion_latency_ns", &Params::endpoint_completion_latency, "ns",
+               "host model \"fabric\": from an ACK's last bit in to the completion seen by the program", 0, 1e6},
           }));
   return table;
 }

@@ -53,6 +53,11 @@ struct Params {
   std::uint32_t atomic_lock_buckets;      ///< atomics on addresses equal in log2(buckets) low bits serialize
   sim::Time atomic_processing;            ///< the atomic unit's time per atomic, one at a time
   std::uint32_t ack_request_interval_packets; ///< AckReq also every this many packets of a message; 0 = last only
+
+  // The fabric-level host model (models/endpoint): the whole host as three fixed latencies.
+  sim::Time endpoint_send_latency;       ///< post to the first bit of the message on the wire
+  sim::Time endpoint_ack_latency;        ///< last bit of a message in to its ACK's first bit out
+  sim::Time endpoint_completion_latency; ///< last bit of the ACK in to the completion seen by the program
 };
 
 const sim::ParamTable<Params>& param_table();

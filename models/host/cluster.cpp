@@ -18,22 +18,57 @@ Cluster::Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const
   for (HostNode& h : hosts_) {
     if (h.node >= subnet.routing.sl_to_vl.size() || subnet.routing.sl_to_vl[h.node].empty())
       continue;
-    for (unsigned p = 1; p <= h.hca->params().port_count; ++p) {
-      link::Port& port = h.hca->port(static_cast<std::uint8_t>(p));
+    const unsigned ports = h.hca ? h.hca->params().port_count : h.endpoint->port_count();
+    for (unsigned p = 1; p <= ports; ++p) {
+      const auto number = static_cast<std::uint8_t>(p);
+      link::Port& port = h.hca ? h.hca->port(number) : h.endpoint->port(number);
       if (!port.connected())
         continue;
       std::array<std::uint8_t, 16> table{};
       for (std::uint8_t sl = 0; sl < 16; ++sl)
         table[sl] = sm::output_vl(subnet.routing, h.node, static_cast<topo::PortNumber>(p), sl, port.data_vls());
-      h.hca->set_sl_to_vl(static_cast<std::uint8_t>(p), table);
+      if (h.hca)
+        h.hca->set_sl_to_vl(number, table);
+      else
+        h.endpoint->set_sl_to_vl(number, table);
     }
   }
 }
 
 Cluster::~Cluster() = default;
 
+std::uint8_t Cluster::path_sl(const HostNode& node, std::uint16_t dlid) const {
+  if (subnet_.routing.path_sl_by_switch.empty())
+    return 0;
+  const std::uint16_t slid = node.hca ? node.hca->lid(1) : node.endpoint->lid();
+  return sm::path_sl(subnet_.routing, switch_index_, subnet_.lids, slid, dlid);
+}
+
 link::Port& Cluster::hca_port(topo::NodeIndex node, topo::PortNumber port, sm::Lid base_lid,
                               const hca::Params& params) {
+  if (options_.host_model == HostModel::fabric) {
+    // No PCIe slot or host behind the port: the endpoint's latencies stand for them.
+    if (host_of_node_[node] < 0) {
+      host_of_node_[node] = static_cast<std::int32_t>(hosts_.size());
+      HostNode& h = hosts_.emplace_back();
+      h.name = topology_.node(node).name;
+      h.node = node;
+      h.subnet = &subnet_;
+      h.switch_index = &switch_index_;
+      h.component_id = sim_.add_component(h.name);
+      const endpoint::Params endpoint_params{params.endpoint_send_latency, params.endpoint_ack_latency,
+                                             params.endpoint_completion_latency, params.ack_request_interval_packets};
+      h.endpoint = std::make_unique<endpoint::Endpoint>(
+          sim::Target{endpoint_type, static_cast<std::uint32_t>(hosts_.size() - 1)}, h.component_id, packets_,
+          params.port_count, endpoint_params);
+    }
+    HostNode& h = hosts_[static_cast<std::size_t>(host_of_node_[node])];
+    link::Port& p = h.endpoint->port(static_cast<std::uint8_t>(port));
+    p.bind(sim::Target{endpoint_type, static_cast<std::uint32_t>(host_of_node_[node])}, h.component_id,
+           static_cast<std::uint8_t>(port), fabric::hca_port_config(params));
+    h.endpoint->set_lid(static_cast<std::uint8_t>(port), base_lid);
+    return p;
+  }
   if (host_of_node_[node] < 0) {
     const std::string& name = topology_.node(node).name;
     auto link_entry = link_profiles_.find(params.pcie_link);
@@ -107,7 +142,10 @@ void Cluster::set_tracer(sim::Tracer* tracer) {
     b->set_tracer(tracer);
   }
   for (HostNode& h : hosts_)
-    h.hca->set_tracer(tracer);
+    if (h.hca)
+      h.hca->set_tracer(tracer);
+    else
+      h.endpoint->set_tracer(tracer);
 }
 
 HostNode& Cluster::host(std::string_view name) {
@@ -136,6 +174,7 @@ struct ClusterDispatch {
   fabric::FaultInjector* faults;
   sim::Simulator& sim;
   EventCounts& counts;
+  std::vector<Timed*>& timed;
   void operator()(const sim::Event& e) {
     if (e.type == switch_type) {
       if constexpr (Count)
@@ -151,6 +190,14 @@ struct ClusterDispatch {
           ++counts.hca;
       }
       hosts[e.index].hca->on_event(sim, e);
+    } else if (e.type == endpoint_type) {
+      if constexpr (Count)
+        ++counts.endpoints;
+      hosts[e.index].endpoint->on_event(sim, e);
+    } else if (e.type == timer_type) {
+      if constexpr (Count)
+        ++counts.timers;
+      timed[e.index]->on_timer(sim, e.handle);
     } else {
       if constexpr (Count)
         ++counts.faults;
@@ -173,21 +220,24 @@ sim::HostRuntime::Outcome Cluster::run(sim::Time until) {
     faults_->start(sim_);
   sim::HostRuntime::Outcome outcome;
   if (counting_) {
-    ClusterDispatch<true> dispatch{*this, *fabric_, hosts_, faults_.get(), sim_, event_counts_};
+    ClusterDispatch<true> dispatch{*this, *fabric_, hosts_, faults_.get(), sim_, event_counts_, timed_};
     outcome = runtime_.run(dispatch, until);
   } else {
-    ClusterDispatch<false> dispatch{*this, *fabric_, hosts_, faults_.get(), sim_, event_counts_};
+    ClusterDispatch<false> dispatch{*this, *fabric_, hosts_, faults_.get(), sim_, event_counts_, timed_};
     outcome = runtime_.run(dispatch, until);
   }
   // The buses' deferred events due by the end happen as if the calendar had held them.
   const sim::Time end = sim_.halted() ? sim_.now() : until;
   for (HostNode& h : hosts_)
-    h.hca->settle(sim_, end);
+    if (h.hca)
+      h.hca->settle(sim_, end);
   if (counting_) {
     const EventCounts& c = event_counts_;
-    event_counts_.programs = sim_.events_dispatched() - c.pcie - c.hca - c.hca_ports - c.switches - c.faults;
+    event_counts_.programs =
+        sim_.events_dispatched() - c.pcie - c.hca - c.hca_ports - c.switches - c.faults - c.endpoints - c.timers;
     for (const HostNode& h : hosts_)
-      event_counts_.pcie_deferred += h.hca->bus().deferred_events();
+      if (h.hca)
+        event_counts_.pcie_deferred += h.hca->bus().deferred_events();
   }
   return outcome;
 }
@@ -197,7 +247,16 @@ std::string Cluster::check_invariants() const {
   std::uint64_t placed = 0;
   std::uint64_t completed = 0;
   std::uint32_t failed = 0;
+  std::uint64_t delivered = 0, completed_messages = 0;
   for (const HostNode& h : hosts_) {
+    if (h.endpoint) {
+      const std::string p = h.endpoint->check_quiescent();
+      if (!p.empty())
+        problems += h.name + ": " + p;
+      delivered += h.endpoint->counters().messages_delivered;
+      completed_messages += h.endpoint->counters().messages_completed;
+      continue;
+    }
     const std::string p = h.hca->check_quiescent();
     if (!p.empty())
       problems += h.name + ": " + p + "\n";
@@ -210,6 +269,10 @@ std::string Cluster::check_invariants() const {
   if (failed == 0 && placed != completed)
     problems += "responders placed " + std::to_string(placed) + " bytes, requesters completed " +
                 std::to_string(completed) + "\n";
+  // Fabric-level hosts: a message is delivered once its last packet is in, completed once its ACK is back.
+  if (delivered != completed_messages)
+    problems += "endpoints delivered " + std::to_string(delivered) + " messages, completed " +
+                std::to_string(completed_messages) + "\n";
   problems += check_exactly_once();
   if (wire_.headers.live() != 0 || packets_.live() != 0)
     problems += std::to_string(packets_.live()) + " packets still live\n";
@@ -222,6 +285,8 @@ std::string Cluster::check_exactly_once() const {
   // hide in the counts, but go-back-N accepts only the expected PSN, which the transport tests cover.
   std::string problems;
   for (const HostNode& h : hosts_) {
+    if (!h.hca)
+      continue;
     for (const hca::RcConnection& c : h.hca->rc_connections()) {
       const sm::Lid dest = c.dest_lid;
       if (dest > subnet_.lids.max_lid())
@@ -230,7 +295,7 @@ std::string Cluster::check_exactly_once() const {
       if (owner.node == topo::no_node || host_of_node_[owner.node] < 0)
         continue;
       const HostNode& peer = hosts_[static_cast<std::size_t>(host_of_node_[owner.node])];
-      if (c.dest_qpn < 2 || c.dest_qpn - 2 >= peer.hca->qp_count())
+      if (!peer.hca || c.dest_qpn < 2 || c.dest_qpn - 2 >= peer.hca->qp_count())
         continue;
       const hca::QpCounters& a = h.hca->qp_counters(c.qpn);
       // Accepted, not yet delivered: the ACK leaves on acceptance, before the payload is placed.

@@ -5,6 +5,7 @@
 // placed equal to the bytes requesters had completed.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/endpoint/endpoint.h"
 #include "models/fabric/fabric.h"
 #include "models/fabric/faults.h"
 #include "models/hca/hca.h"
@@ -30,24 +32,34 @@ namespace ib::host {
 inline constexpr sim::ComponentType switch_type = 1;
 inline constexpr sim::ComponentType hca_type = 2;
 inline constexpr sim::ComponentType fault_type = 3;
+inline constexpr sim::ComponentType endpoint_type = 4;
+inline constexpr sim::ComponentType timer_type = 5;
+
+/// What stands behind each HCA port (docs/host-models.md): the full host (verbs, HCA pipeline, PCIe, host memory,
+/// programs as SimGrid actors) or the fabric-level endpoint (models/endpoint), fixed latencies and line-rate
+/// injection, driven by event-driven workloads without programs.
+enum class HostModel : std::uint8_t { full, fabric };
 
 struct ClusterOptions {
   std::uint64_t seed = 1;
   bool verify_contents = false;   ///< host memory keeps bytes, so payloads can be checked
   bool cadence_dllps = true;      ///< PCIe Ack/UpdateFC DLLPs at the spec's cadence (bus.h)
   sim::ProfileOverrides profiles; ///< parameters of named profiles changed for this run (a scenario's "profiles")
+  HostModel host_model = HostModel::full;
 };
 
-/// One host: its memory, its HCA, and the completion signals its CQs raise.
+/// One host: its memory, its HCA, and the completion signals its CQs raise; or, with HostModel::fabric, its
+/// endpoint alone.
 struct HostNode {
   std::string name;
   topo::NodeIndex node = topo::no_node;
   std::uint32_t component_id = 0;
   std::unique_ptr<pcie::HostMemory> memory;
-  std::unique_ptr<hca::Hca> hca;
-  std::deque<sim::Signal> signals;       ///< completion channels, each raised by one CQ or more
-  std::vector<sim::Signal*> cq_signals;  ///< by CQ number: its channel's signal
-  std::deque<sim::Signal> watch_signals; ///< by buffer watch (Context::watch_buffer)
+  std::unique_ptr<hca::Hca> hca;                ///< null with HostModel::fabric
+  std::unique_ptr<endpoint::Endpoint> endpoint; ///< null with HostModel::full
+  std::deque<sim::Signal> signals;              ///< completion channels, each raised by one CQ or more
+  std::vector<sim::Signal*> cq_signals;         ///< by CQ number: its channel's signal
+  std::deque<sim::Signal> watch_signals;        ///< by buffer watch (Context::watch_buffer)
   sim::HostRuntime* runtime = nullptr;
   const sm::Subnet* subnet = nullptr; ///< for path records (SLs)
   const sm::SwitchIndex* switch_index = nullptr;
@@ -64,6 +76,15 @@ struct EventCounts {
   std::uint64_t hca_ports = 0;     ///< HCA ports: packet arrivals, serialization ends, flow control
   std::uint64_t switches = 0;      ///< switches: packet arrivals, serialization ends, flow control
   std::uint64_t faults = 0;        ///< fault injection and the SM's reaction
+  std::uint64_t endpoints = 0;     ///< fabric-level hosts (HostModel::fabric): their ports and transport
+  std::uint64_t timers = 0;        ///< event-driven workloads' timers (HostModel::fabric)
+};
+
+/// An event-driven part of a workload (HostModel::fabric has no programs): woken by the timers it sets.
+class Timed {
+public:
+  virtual ~Timed() = default;
+  virtual void on_timer(sim::Simulator& sim, std::uint32_t handle) = 0;
 };
 
 class Cluster : private fabric::HcaPorts, private link::PacketDiscard {
@@ -73,6 +94,16 @@ public:
   ~Cluster() override;
 
   sim::Simulator& simulator() { return sim_; }
+  HostModel host_model() const { return options_.host_model; }
+  /// Registers `timed` for timers; returns the target its events take (sim.schedule(at, target, 0, handle)).
+  sim::Target add_timed(Timed& timed) {
+    timed_.push_back(&timed);
+    return sim::Target{timer_type, static_cast<std::uint32_t>(timed_.size() - 1)};
+  }
+  /// An event-driven workload's host finished its work at `at` (as a program's body returning).
+  void note_program_ended(sim::Time at) { programs_ended_at_ = std::max(programs_ended_at_, at); }
+  /// The SL of the path from `node`'s port 1 to `dlid` (the SM's path record).
+  std::uint8_t path_sl(const HostNode& node, std::uint16_t dlid) const;
   fabric::Fabric& fabric() { return *fabric_; }
   std::size_t host_count() const { return hosts_.size(); }
   HostNode& host(std::string_view name);
@@ -125,6 +156,7 @@ private:
   std::map<std::string, pcie::HostParams, std::less<>> host_profiles_;
   sim::HostRuntime runtime_;
   std::unique_ptr<fabric::FaultInjector> faults_;
+  std::vector<Timed*> timed_;
   sim::Time programs_ended_at_;
 };
 

@@ -28,7 +28,13 @@ struct FlowStats {
   sim::Time first_post = sim::Time::max(), last_completion;
 };
 
-class Pattern : public Workload {
+/// The link of `host`'s first port, whatever model stands behind it.
+const link::LinkConfig& host_link(Cluster& cluster, const std::string& host) {
+  HostNode& h = cluster.host(host);
+  return h.hca ? h.hca->port(1).link() : h.endpoint->port(1).link();
+}
+
+class Pattern : public Workload, private endpoint::Client, private Timed {
 public:
   Pattern(OptionReader& o, std::uint64_t seed) : seed_(seed) {
     sim::JsonObjectReader& r = o.json();
@@ -162,6 +168,8 @@ public:
     return f;
   }
 
+  bool runs_on_endpoints() const override { return true; }
+
   void spawn_programs(Cluster& cluster, Rendezvous& rendezvous) override {
     resolve_hosts(cluster, hosts_, file_, hosts_pointer_, pointer_);
     if (!receiver_.empty()) {
@@ -171,11 +179,15 @@ public:
         hosts_.push_back(receiver_);
     }
     rendezvous_ = &rendezvous;
-    line_rate_gbps_ = cluster.host(hosts_[0]).hca->port(1).link().data_rate.bps() / 1e9;
+    line_rate_gbps_ = host_link(cluster, hosts_[0]).data_rate.bps() / 1e9;
     plan(cluster);
     flows_.assign(hosts_.size() * hosts_.size(), FlowStats{});
     failed_to_.assign(hosts_.size(), 0);
     peer_buffer_.assign(hosts_.size(), 0);
+    if (cluster.host_model() == HostModel::fabric) {
+      start_endpoints(cluster);
+      return;
+    }
     for (std::uint32_t i = 0; i < hosts_.size(); ++i)
       spawn_program(cluster, hosts_[i], name_ + "/" + hosts_[i], [this, i](Context& ctx) { run_host(ctx, i); });
   }
@@ -315,7 +327,7 @@ private:
           for (std::uint32_t m = 0; m < messages_; ++m)
             plans_[i].push_back({receiver_index_, draw_size(rng), sim::Time::zero()});
     } else if (type_ == "hot_spot" || type_ == "uniform_random") {
-      const double rate_bytes_per_ps = cluster.host(hosts_[0]).hca->port(1).link().data_rate.bps() / 8 / 1e12;
+      const double rate_bytes_per_ps = host_link(cluster, hosts_[0]).data_rate.bps() / 8 / 1e12;
       for (std::uint32_t i = 0; i < n; ++i) {
         sim::Time t = sim::Time::zero();
         for (std::uint32_t m = 0; m < messages_; ++m) {
@@ -478,6 +490,131 @@ private:
       message_latency_ = summarize(std::move(latencies_));
   }
 
+  // HostModel::fabric: each host a state machine over its endpoint, posting as run_host() does: in plan order,
+  // at most tx_depth outstanding, none before its time.
+  struct NativeHost {
+    endpoint::Endpoint* endpoint = nullptr;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> qp_by_peer; ///< (peer, local QPN), by peer
+    std::vector<sim::Time> posted_at;
+    std::size_t next = 0, done = 0;
+    std::uint32_t outstanding = 0;
+    sim::Time timer_at = sim::Time::max(); ///< the earliest timer pending
+    bool ended = false;
+  };
+
+  std::uint32_t qp_to(const NativeHost& h, std::uint32_t peer) const {
+    const auto it = std::lower_bound(h.qp_by_peer.begin(), h.qp_by_peer.end(), std::make_pair(peer, 0u));
+    return it->second;
+  }
+
+  void start_endpoints(Cluster& cluster) {
+    const auto n = static_cast<std::uint32_t>(hosts_.size());
+    cluster_ = &cluster;
+    timer_ = cluster.add_timed(*this);
+    native_.assign(n, NativeHost{});
+    // One connection per pair of hosts that talk, in either direction, as run_host() makes QPs.
+    std::vector<std::vector<std::uint32_t>> peers(n);
+    for (std::uint32_t s = 0; s < n; ++s)
+      for (const Message& m : plans_[s]) {
+        peers[s].push_back(m.peer);
+        peers[m.peer].push_back(s);
+      }
+    for (std::uint32_t i = 0; i < n; ++i) {
+      NativeHost& h = native_[i];
+      h.endpoint = cluster.host(hosts_[i]).endpoint.get();
+      std::sort(peers[i].begin(), peers[i].end());
+      peers[i].erase(std::unique(peers[i].begin(), peers[i].end()), peers[i].end());
+      for (const std::uint32_t p : peers[i])
+        h.qp_by_peer.emplace_back(p, h.endpoint->create_connection(*this, i));
+      h.posted_at.assign(plans_[i].size(), sim::Time::zero());
+    }
+    const endpoint::Verb verb = verb_ == "write" ? endpoint::Verb::write : endpoint::Verb::send;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      NativeHost& h = native_[i];
+      for (const auto& [p, qpn] : h.qp_by_peer) {
+        const NativeHost& peer = native_[p];
+        h.endpoint->connect(qpn, peer.endpoint->lid(), cluster.path_sl(cluster.host(hosts_[i]), peer.endpoint->lid()),
+                            qp_to(peer, i), mtu_, verb);
+      }
+    }
+    native_started(n);
+    if (predecessor() == nullptr)
+      begin_native(cluster.simulator(), start_);
+  }
+
+  void predecessor_ended(sim::Simulator& sim, sim::Time at) override {
+    if (cluster_ != nullptr)
+      begin_native(sim, at + start_);
+  }
+
+  /// Every host starts at `begin`, or 1 us at the earliest (when the programs of the full host model have made
+  /// and connected their QPs), plus the 2 ns of their barrier.
+  void begin_native(sim::Simulator& sim, sim::Time begin) {
+    go_ = std::max(begin, sim::Time::from_us(1)) + sim::Time::from_ns(2);
+    for (std::uint32_t i = 0; i < native_.size(); ++i) {
+      native_[i].timer_at = go_;
+      sim.schedule(go_, timer_, 0, i);
+    }
+  }
+
+  void on_timer(sim::Simulator& sim, std::uint32_t i) override {
+    NativeHost& h = native_[i];
+    if (sim.now() >= h.timer_at)
+      h.timer_at = sim::Time::max();
+    pump(sim, i);
+  }
+
+  void pump(sim::Simulator& sim, std::uint32_t me) {
+    NativeHost& h = native_[me];
+    const std::vector<Message>& plan = plans_[me];
+    const sim::Time now = sim.now();
+    const auto n = hosts_.size();
+    while (h.next < plan.size() && h.outstanding < tx_depth_ && go_ + plan[h.next].not_before <= now) {
+      const Message& m = plan[h.next];
+      h.endpoint->post(sim, qp_to(h, m.peer), h.next, m.size);
+      h.posted_at[h.next] = now;
+      FlowStats& f = flows_[me * n + m.peer];
+      f.first_post = std::min(f.first_post, now);
+      first_ = std::min(first_, now);
+      ++h.outstanding;
+      ++h.next;
+    }
+    if (h.done == plan.size()) {
+      if (!h.ended) {
+        h.ended = true;
+        if (++hosts_finished_ == hosts_.size())
+          message_latency_ = summarize(std::move(latencies_));
+        native_ended(*cluster_, sim);
+      }
+      return;
+    }
+    if (h.next < plan.size() && h.outstanding < tx_depth_) {
+      const sim::Time due = go_ + plan[h.next].not_before;
+      if (due < h.timer_at) {
+        h.timer_at = due;
+        sim.schedule(due, timer_, 0, me);
+      }
+    }
+  }
+
+  void on_completion(sim::Simulator& sim, std::uint32_t me, std::uint64_t wr_id) override {
+    NativeHost& h = native_[me];
+    const Message& m = plans_[me][wr_id];
+    const sim::Time now = sim.now();
+    FlowStats& f = flows_[me * hosts_.size() + m.peer];
+    ++f.messages;
+    f.bytes += m.size;
+    f.last_completion = now;
+    last_ = std::max(last_, now);
+    ++total_messages_;
+    total_bytes_ += m.size;
+    latencies_.push_back(now - h.posted_at[wr_id]);
+    worst_outcome_ = std::max(worst_outcome_, latencies_.back());
+    --h.outstanding;
+    ++h.done;
+    pump(sim, me);
+  }
+
   std::uint64_t seed_;
   std::vector<std::string> hosts_;
   std::string hosts_pointer_;
@@ -503,6 +640,10 @@ private:
   std::vector<sim::Time> latencies_;
   LatencyStats message_latency_;
   std::size_t hosts_finished_ = 0;
+  Cluster* cluster_ = nullptr; ///< HostModel::fabric: the cluster whose endpoints run the hosts
+  sim::Target timer_;
+  sim::Time go_;
+  std::vector<NativeHost> native_;
 };
 
 constexpr std::string_view verbs_choices[] = {"write", "send"};

@@ -50,6 +50,18 @@ void Workload::spawn_program(Cluster& cluster, std::string_view host, std::strin
   });
 }
 
+void Workload::native_ended(Cluster& cluster, sim::Simulator& sim) {
+  cluster.note_program_ended(sim.now());
+  if (--programs_running_ > 0)
+    return;
+  ended_at_ = sim.now();
+  for (Workload* next : successors_) {
+    for (sim::Signal& gate : next->start_gates_)
+      gate.notify();
+    next->predecessor_ended(sim, ended_at_);
+  }
+}
+
 sim::Time Workload::wait_to_start(Context& ctx, sim::Time start) {
   sim::Time begin = start;
   if (predecessor_ != nullptr) {
@@ -210,6 +222,13 @@ std::vector<std::string> workload_types() {
   std::vector<std::string> names;
   for (const WorkloadType& type : workload_registry())
     names.emplace_back(type.name);
+  return names;
+}
+
+std::string endpoint_workload_types() {
+  std::string names;
+  for (const WorkloadType& type : pattern_workloads())
+    names += (names.empty() ? "" : ", ") + std::string(type.name);
   return names;
 }
 

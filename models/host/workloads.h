@@ -105,10 +105,14 @@ public:
   virtual nlohmann::ordered_json config() const = 0;
   /// Work requests that completed in error, by status (verbs' text); empty without faults.
   const std::map<std::string, std::uint64_t>& failed_work_requests() const { return failed_; }
+  /// Programs (or event-driven hosts) started and not ended.
+  std::uint32_t programs_running() const { return programs_running_; }
   /// Programs that stopped at a failed work request (as perftest and MPI stop), before their work was done.
   std::uint32_t programs_failed() const { return programs_failed_; }
   /// What running it will create, with `topology_hosts` hosts for a host list left to its default (every host).
   virtual Footprint footprint(std::uint64_t topology_hosts) const = 0;
+  /// Whether it runs on fabric-level hosts (HostModel::fabric): the traffic patterns do; what needs verbs does not.
+  virtual bool runs_on_endpoints() const { return false; }
 
 protected:
   /// The programs of the workload, spawned on `cluster` (through spawn_program).
@@ -119,6 +123,16 @@ protected:
   /// Blocks the calling program until the workload starts, and returns that instant: `start` (its start_us) after
   /// time zero, or, with "after", that long after the last program of the workload it follows has ended.
   sim::Time wait_to_start(Context& ctx, sim::Time start);
+  // Event-driven workloads (HostModel::fabric, no programs) count their hosts' state machines as programs.
+  /// `count` state machines started.
+  void native_started(std::uint32_t count) { programs_running_ += count; }
+  /// One of them ended at sim.now(); the last one starts the workloads that follow this one.
+  void native_ended(Cluster& cluster, sim::Simulator& sim);
+  /// The workload this one follows has ended at `at` (event-driven workloads start then; programs use their gate).
+  virtual void predecessor_ended(sim::Simulator& sim, sim::Time at) {
+    (void)sim;
+    (void)at;
+  }
   /// A work request completed (or was refused) with `status`: with faults injected (`faults`) it is counted
   /// and the caller goes on; without, nothing explains it and it is an invariant violation (exit 3).
   void record_failure(bool faults, std::string_view status, const char* invariant);
@@ -215,6 +229,8 @@ std::span<const WorkloadType> workload_registry();
 const WorkloadType* find_workload_type(std::string_view name);
 /// The workload types a scenario can name.
 std::vector<std::string> workload_types();
+/// The types that run on fabric-level hosts (Workload::runs_on_endpoints), comma-separated, for errors.
+std::string endpoint_workload_types();
 /// `ibnetsim params workload`: each type with its description.
 std::string describe_workload_types();
 /// `ibnetsim params workload TYPE`: each option `type` takes, with unit, default, range and meaning.

@@ -85,6 +85,8 @@ Metrics report_metrics(const Json& report) {
     flatten(results.at("pcie").at("per_message"), "pcie", out);
     out.emplace_back("pcie.messages_sent", results.at("pcie").at("messages_sent"));
   }
+  if (results.contains("endpoints"))
+    flatten(results.at("endpoints"), "endpoints", out);
   if (results.contains("faults"))
     for (const auto& [key, value] : results.at("faults").items())
       if (!value.is_array())
@@ -142,6 +144,8 @@ std::vector<LongRow> report_long(const Json& report) {
       writer.add_rows(pcie.at("hosts"), "pcie.hosts", {"host"},
                       [](const Json& host) { return text_of(host.at("host")); });
   }
+  if (results.contains("endpoints"))
+    writer.add(results.at("endpoints"), "endpoints", "");
   if (results.contains("faults")) {
     const Json& faults = results.at("faults");
     for (const auto& [key, value] : faults.items())

@@ -424,7 +424,7 @@ sim::ReportJson events_by_part(const Cluster& cluster, std::uint64_t messages) {
   const std::pair<const char*, std::uint64_t> parts[] = {
       {"programs", c.programs}, {"pcie", c.pcie},           {"pcie_deferred", c.pcie_deferred},
       {"hca", c.hca},           {"hca_ports", c.hca_ports}, {"switches", c.switches},
-      {"faults", c.faults}};
+      {"faults", c.faults},     {"endpoints", c.endpoints}, {"timers", c.timers}};
   sim::ReportJson out;
   out["messages"] = messages;
   sim::ReportJson by;
@@ -433,6 +433,30 @@ sim::ReportJson events_by_part(const Cluster& cluster, std::uint64_t messages) {
     by[name]["per_message"] = static_cast<double>(events) / static_cast<double>(std::max<std::uint64_t>(messages, 1));
   }
   out["parts"] = by;
+  return out;
+}
+
+/// HostModel::fabric: what the endpoints sent and received, over the cluster.
+nlohmann::ordered_json endpoint_totals(Cluster& cluster) {
+  ib::endpoint::Counters total;
+  for (std::size_t i = 0; i < cluster.host_count(); ++i) {
+    const ib::endpoint::Counters& c = cluster.host(i).endpoint->counters();
+    total.messages_posted += c.messages_posted;
+    total.messages_completed += c.messages_completed;
+    total.messages_delivered += c.messages_delivered;
+    total.data_packets_sent += c.data_packets_sent;
+    total.acks_sent += c.acks_sent;
+    total.payload_bytes_sent += c.payload_bytes_sent;
+    total.payload_bytes_received += c.payload_bytes_received;
+  }
+  nlohmann::ordered_json out;
+  out["messages_sent"] = total.messages_posted;
+  out["messages_delivered"] = total.messages_delivered;
+  out["messages_completed"] = total.messages_completed;
+  out["data_packets_sent"] = total.data_packets_sent;
+  out["acks_sent"] = total.acks_sent;
+  out["payload_bytes_sent"] = total.payload_bytes_sent;
+  out["payload_bytes_received"] = total.payload_bytes_received;
   return out;
 }
 
@@ -560,6 +584,7 @@ nlohmann::ordered_json validate_fabric(const Scenario& scenario, std::vector<std
   nlohmann::ordered_json profiles = profile_digests(topology, scenario.fabric, scenario.file);
   ib::host::ClusterOptions options;
   options.profiles = scenario.fabric.profiles;
+  options.host_model = scenario.fabric.host_model;
   Cluster cluster(topology, subnet, options);
   // Spawning checks the host names; the programs never run.
   std::deque<ib::host::Rendezvous> rendezvous;
@@ -666,6 +691,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   options.verify_contents = f.verify_contents;
   options.cadence_dllps = f.pcie_dllp_cadence;
   options.profiles = f.profiles;
+  options.host_model = f.host_model;
   const nlohmann::ordered_json profiles = profile_digests(topology, f, scenario.file);
   Cluster cluster(topology, subnet, options);
   if (!f.faults.empty()) {
@@ -687,6 +713,9 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
     diagnose_deadlock(cluster, scenario);
     throw;
   }
+  if (f.host_model == ib::host::HostModel::fabric) // no programs: the hosts' state machines that had not ended
+    for (const auto& w : f.workloads)
+      outcome.programs_stopped += w->programs_running();
   const bool finished = outcome.programs_stopped == 0;
   const bool interrupted = cluster.simulator().halted();
   if (!finished && !interrupted)
@@ -755,16 +784,23 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   results["workloads"] = std::move(workloads);
   if (cluster.faults() != nullptr)
     results["faults"] = fault_report(cluster, topology);
-  results["pcie"] = pcie_per_message(cluster);
+  const bool endpoints = cluster.host_model() == ib::host::HostModel::fabric;
+  if (endpoints)
+    results["endpoints"] = endpoint_totals(cluster);
+  else
+    results["pcie"] = pcie_per_message(cluster);
   results["ports"] = port_counters(cluster);
-  const std::uint64_t messages_sent = results["pcie"]["messages_sent"].get<std::uint64_t>();
+  const std::uint64_t messages_sent = results[endpoints ? "endpoints" : "pcie"]["messages_sent"].get<std::uint64_t>();
   report["results"] = std::move(results); // a million flows weigh hundreds of MB: moved, never copied
   result.events_dispatched = cluster.simulator().events_dispatched();
   if (run_options.count_events)
     result.events_by_part = events_by_part(cluster, messages_sent);
-  for (std::size_t i = 0; i < cluster.host_count(); ++i)
-    if (const std::uint32_t qps = cluster.host(i).hca->qp_count(); qps > 0)
+  for (std::size_t i = 0; i < cluster.host_count(); ++i) {
+    const ib::host::HostNode& h = cluster.host(i);
+    const auto qps = static_cast<std::uint32_t>(h.hca ? h.hca->qp_count() : h.endpoint->connection_count());
+    if (qps > 0)
       result.max_qpn = std::max(result.max_qpn, qps + 1);
+  }
   return result;
 }
 

@@ -166,11 +166,27 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
   }
   f.verify_contents = top.optional_bool("verify_contents").value_or(false);
   f.pcie_dllp_cadence = top.optional_bool("pcie_dllp_cadence").value_or(true);
+  if (top.optional_enum("host_model", {"full", "fabric"}).value_or("full") == "fabric") {
+    f.host_model = ib::host::HostModel::fabric;
+    if (!f.faults.empty())
+      throw sim::InputError(scenario.file, "/host_model",
+                            "\"full\" when the scenario has faults (the fabric-level host model does not retransmit "
+                            "what a fault loses)",
+                            "\"fabric\"");
+    if (f.verify_contents)
+      throw sim::InputError(scenario.file, "/verify_contents",
+                            "false with host_model \"fabric\" (its hosts have no memory to carry bytes)", "true");
+  }
   const nlohmann::json& workloads = top.required_array("workloads", 1, 10'000);
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const std::string pointer = sim::json_pointer_append("/workloads", i);
     sim::JsonObjectReader reader(scenario.file, workloads[i], pointer);
     f.workloads.push_back(ib::host::read_workload(reader, scenario.file, pointer, scenario.seed));
+    if (f.host_model == ib::host::HostModel::fabric && !f.workloads.back()->runs_on_endpoints())
+      throw sim::InputError(scenario.file, pointer + "/type",
+                            "a traffic pattern (" + ib::host::endpoint_workload_types() +
+                                ") with host_model \"fabric\": its hosts have no verbs for programs",
+                            "\"" + f.workloads.back()->type() + "\"");
     for (std::size_t j = 0; j + 1 < f.workloads.size(); ++j)
       if (f.workloads[j]->name() == f.workloads.back()->name())
         throw sim::InputError(scenario.file, pointer + "/name", "a name no other workload has (set \"name\")",
@@ -271,6 +287,8 @@ nlohmann::ordered_json scenario_config(const Scenario& scenario) {
       config["faults"] = scenario.resolved.at("faults");
     config["verify_contents"] = f.verify_contents;
     config["pcie_dllp_cadence"] = f.pcie_dllp_cadence;
+    if (f.host_model == ib::host::HostModel::fabric) // absent when full, so that older reports keep their digests
+      config["host_model"] = "fabric";
     nlohmann::ordered_json workloads = nlohmann::ordered_json::array();
     for (const auto& w : f.workloads)
       workloads.push_back(w->config());

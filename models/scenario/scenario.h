@@ -53,6 +53,7 @@ struct FabricScenario {
   sim::ProfileOverrides profiles; ///< "profiles": parameters of named hardware profiles changed for this run
   bool verify_contents = false;   ///< host memory carries bytes
   bool pcie_dllp_cadence = true;
+  ib::host::HostModel host_model = ib::host::HostModel::full; ///< "host_model": "full" or "fabric"
   std::vector<std::shared_ptr<ib::host::Workload>> workloads;
 };
 

@@ -1,0 +1,161 @@
+// The fabric-level host model (scenario "host_model": "fabric"): a host is an endpoint at its IB port that turns
+// messages into packets at line rate and sinks what arrives, with fixed, profile-given NIC latencies in place of
+// verbs, PCIe and the HCA's pipeline. RC connections keep what the fabric sees of them: packets of up to the path
+// MTU, per-message ACKs, PSNs checked in order, completions in posting order. For routing, congestion and fault
+// studies on fabrics too big for the full host model (docs/host-models.md says when each fits).
+//
+// A message posted at t puts its first packet on the wire no earlier than t + send_latency; its packets leave back
+// to back as credits allow, connections taking turns packet by packet, ACKs first. The receiver acknowledges a
+// message ack_latency after its last packet's last bit is in; the sender reports the completion to the connection's
+// client completion_latency after the ACK's last bit is in. The latencies come from the HCA profile (the endpoint_*
+// keys), calibrated against the full host model.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/link/link.h"
+#include "sim/ring.h"
+#include "sim/simulator.h"
+
+namespace ib::endpoint {
+
+struct Params {
+  sim::Time send_latency;       ///< post to the first bit of the message's first packet on the wire
+  sim::Time ack_latency;        ///< last bit of a message in to the first bit of its ACK out (responder)
+  sim::Time completion_latency; ///< last bit of the ACK in to the completion seen by the program
+  /// AckReq also on every this many packets of a message, as the HCA profile's requester sets it (0 = last only).
+  std::uint32_t ack_request_interval_packets = 0;
+};
+
+/// Whoever posts on a connection hears of its completions.
+class Client {
+public:
+  virtual ~Client() = default;
+  /// The message posted with `wr_id` on a connection created for `tag` completed.
+  virtual void on_completion(sim::Simulator& sim, std::uint32_t tag, std::uint64_t wr_id) = 0;
+};
+
+/// What a connection's messages are, on the wire.
+enum class Verb : std::uint8_t { write, send };
+
+/// Totals of one endpoint, for the report.
+struct Counters {
+  std::uint64_t messages_posted = 0;
+  std::uint64_t messages_completed = 0;
+  std::uint64_t messages_delivered = 0; ///< last packets accepted as a receiver
+  std::uint64_t data_packets_sent = 0;
+  std::uint64_t acks_sent = 0;
+  std::uint64_t payload_bytes_sent = 0;
+  std::uint64_t payload_bytes_received = 0;
+};
+
+class Endpoint {
+public:
+  enum class Kind : std::uint8_t {
+    packet_arrives = static_cast<std::uint8_t>(link::PortEventKind::packet_arrives),
+    flow_control_arrives = static_cast<std::uint8_t>(link::PortEventKind::flow_control_arrives),
+    flow_control_refresh = static_cast<std::uint8_t>(link::PortEventKind::flow_control_refresh),
+    tx_done = link::first_node_event_kind,
+    message_ready,    ///< handle = connection: its head message's send latency is over
+    ack_ready,        ///< handle = connection, generation = PSN acknowledged
+    completion_ready, ///< handle = connection: its oldest acknowledged message completes
+  };
+
+  /// An endpoint with `port_count` IB ports (traffic uses port 1), whose events go to `self`.
+  Endpoint(sim::Target self, std::uint32_t component_id, link::PacketPool& pool, unsigned port_count,
+           const Params& params);
+  Endpoint(const Endpoint&) = delete;
+  Endpoint& operator=(const Endpoint&) = delete;
+
+  // The fabric's face.
+  link::Port& port(std::uint8_t number) { return ports_[number - 1u].port; }
+  const link::Port& port(std::uint8_t number) const { return ports_[number - 1u].port; }
+  unsigned port_count() const { return static_cast<unsigned>(ports_.size()); }
+  void set_lid(std::uint8_t port_number, std::uint16_t lid) { ports_[port_number - 1u].lid = lid; }
+  std::uint16_t lid() const { return ports_[0].lid; }
+  void set_sl_to_vl(std::uint8_t port_number, const link::SlToVl& table) { ports_[port_number - 1u].sl_to_vl = table; }
+  void set_tracer(sim::Tracer* tracer);
+  void on_event(sim::Simulator& sim, const sim::Event& event);
+
+  // The workload's face.
+  /// A new RC connection whose completions go to `client` with `tag`; returns its number (the QPN peers address).
+  std::uint32_t create_connection(Client& client, std::uint32_t tag);
+  /// Connects `qpn` to `remote_qpn` at `dlid`, on `sl`, in packets of at most `mtu_bytes` payload.
+  void connect(std::uint32_t qpn, std::uint16_t dlid, std::uint8_t sl, std::uint32_t remote_qpn,
+               std::uint32_t mtu_bytes, Verb verb);
+  /// Posts a message of `size_bytes` (at least 1) on `qpn`.
+  void post(sim::Simulator& sim, std::uint32_t qpn, std::uint64_t wr_id, std::uint32_t size_bytes);
+
+  const Counters& counters() const { return counters_; }
+  std::size_t connection_count() const { return connections_.size(); }
+  /// "" when every message posted has completed and nothing is waiting to be sent; else what is left.
+  std::string check_quiescent() const;
+
+private:
+  struct Message {
+    std::uint64_t wr_id;
+    std::uint32_t size_bytes;
+    std::uint32_t last_psn; ///< set when its first packet is sent
+    sim::Time ready_at;
+  };
+  struct Connection {
+    Client* client = nullptr;
+    std::uint32_t tag = 0;
+    std::uint32_t remote_qpn = 0;
+    std::uint32_t mtu_bytes = 4096;
+    std::uint16_t dlid = 0;
+    std::uint8_t sl = 0;
+    std::uint8_t vl = 0;
+    Verb verb = Verb::write;
+    bool queued = false;            ///< in its VL's ready ring
+    bool first_packet = true;       ///< the next packet sent is its message's first
+    std::uint32_t bytes_left = 0;   ///< of the message being sent (messages[sending])
+    std::uint32_t packet_index = 0; ///< of the next packet in the message being sent
+    std::uint32_t sending = 0;      ///< index in `messages` of the first message not yet fully sent
+    std::uint32_t next_psn = 0;     ///< requester: next PSN to send
+    std::uint32_t acked = 0;        ///< messages acknowledged, not yet completed (at the front of `messages`)
+    std::uint32_t expected_psn = 0; ///< responder: next PSN accepted
+    sim::Ring<Message> messages;    ///< posted, not completed, in order
+  };
+  struct PortState {
+    link::Port port;
+    std::uint16_t lid = 0;
+    link::SlToVl sl_to_vl = link::default_sl_to_vl(1);
+    bool sl_to_vl_set = false;
+  };
+  struct Ack {
+    std::uint32_t qpn; ///< the connection acknowledged (local)
+    std::uint32_t psn;
+  };
+
+  void try_send(sim::Simulator& sim);
+  void send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
+  void send_ack(sim::Simulator& sim, const Ack& ack);
+  /// A packet from this endpoint's port 1 on connection `c`, to its peer.
+  link::PacketHandle new_packet(sim::Simulator& sim, const Connection& c, link::Opcode opcode,
+                                std::uint32_t payload_bytes, std::uint32_t wire_bytes, std::uint32_t psn,
+                                bool ack_request);
+  void make_ready(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
+  void receive(sim::Simulator& sim, link::PacketHandle handle);
+  std::uint8_t vl_of(std::uint8_t sl) const;
+  Connection& connection(std::uint32_t qpn) { return connections_[qpn - first_qpn]; }
+
+  static constexpr std::uint32_t first_qpn = 2; ///< as HCAs number QPs: 0 and 1 are the special QPs
+
+  link::PacketPool& pool_;
+  Params params_;
+  sim::Target self_;
+  std::uint32_t component_id_;
+  bool sending_ = false;
+  std::uint32_t requeue_ = 0; ///< the connection whose packet is leaving, to queue again when it has left (0: none)
+  std::vector<PortState> ports_;
+  std::vector<Connection> connections_;
+  std::array<sim::Ring<std::uint32_t>, link::vl_slots> ready_; ///< by VL: connections with a packet to send now
+  std::array<sim::Ring<Ack>, link::vl_slots> acks_;            ///< by VL: ACKs to send, before any data
+  Counters counters_;
+};
+
+} // namespace ib::endpoint
