@@ -15,3 +15,5 @@ build/release/tests/bench/bench_fabric
 echo "== (d) subnet manager: k-ary 3-tree, k = 20 (8,000 hosts, 1,200 switches): routing and credit-loop check"
 build/release/tests/bench/bench_sm --k 20 --engine ftree
 build/release/tests/bench/bench_sm --k 20 --engine minhop
+echo "== (g) 8,192 fabric-level hosts, 3-level fat tree with 4x EDR links: uniform_random at 50 % load for 100 us"
+build/release/bin/ibnetsim run scenarios/bench/uniform_random_8192.json | tail -n 3

@@ -154,8 +154,8 @@ public:
     // A SEND's receiver posts a RECV per message it will get (at most 32768 per QP); a WRITE's QPs take one.
     f.recv_slots = sends ? std::min(f.messages, f.qps * 32768) : f.qps;
     f.cq_entries = n * (tx_depth_ + 16) + (sends ? f.messages : 0);
-    f.flows = n * n;
-    f.peer_map_entries = 2 * n * n; // each host's QP by peer and messages from each peer
+    f.flows = std::min(n * n, f.messages); // a record per (sender, receiver) its plan has
+    f.peer_map_entries = 2 * n * n;        // each host's QP by peer and messages from each peer
     f.buffer_bytes = n * 2ull * *std::max_element(sizes_.begin(), sizes_.end());
     f.queue_bytes = f.send_slots * 64 + f.recv_slots * 16 + f.cq_entries * 64;
     const std::string& hosts = hosts_pointer_.empty() ? pointer_ : hosts_pointer_;
@@ -181,7 +181,17 @@ public:
     rendezvous_ = &rendezvous;
     line_rate_gbps_ = host_link(cluster, hosts_[0]).data_rate.bps() / 1e9;
     plan(cluster);
-    flows_.assign(hosts_.size() * hosts_.size(), FlowStats{});
+    // A record per flow the plans have, not per pair of hosts: 8,192 hosts would need 2 GiB for the pairs.
+    flows_.assign(hosts_.size(), {});
+    for (std::size_t i = 0; i < hosts_.size(); ++i) {
+      std::vector<std::uint32_t> peers;
+      for (const Message& m : plans_[i])
+        peers.push_back(m.peer);
+      std::sort(peers.begin(), peers.end());
+      peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+      for (const std::uint32_t d : peers)
+        flows_[i].push_back({d, FlowStats{}});
+    }
     failed_to_.assign(hosts_.size(), 0);
     peer_buffer_.assign(hosts_.size(), 0);
     if (cluster.host_model() == HostModel::fabric) {
@@ -206,7 +216,7 @@ public:
     out["per_host_injection_fraction_of_line_rate"] =
         aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)) / line_rate_gbps_;
     out["msg_rate_mpps"] = static_cast<double>(total_messages_) / std::max<std::int64_t>(elapsed().ps(), 1) * 1e6;
-    const LatencyStats lat = message_latency_;
+    const LatencyStats lat = latency();
     out["message_latency"] = {{"t_min_us", lat.t_min_us},          {"t_typical_us", lat.t_typical_us},
                               {"t_max_us", lat.t_max_us},          {"t_avg_us", lat.t_avg_us},
                               {"t_stdev_us", lat.t_stdev_us},      {"t_99_percent_us", lat.t_p99_us},
@@ -217,8 +227,7 @@ public:
     out["flow_gbps_max"] = max_gbps;
     nlohmann::ordered_json flows = nlohmann::ordered_json::array();
     for (std::size_t s = 0; s < hosts_.size(); ++s)
-      for (std::size_t d = 0; d < hosts_.size(); ++d) {
-        const FlowStats& f = flows_[s * hosts_.size() + d];
+      for (const auto& [d, f] : flows_[s]) {
         if (f.messages == 0)
           continue;
         nlohmann::ordered_json row;
@@ -252,13 +261,15 @@ public:
     lines.push_back(line);
     std::snprintf(line, sizeof line,
                   " flows %.2f..%.2f Gb/s; message latency typical %.2f us, avg %.2f us, 99%% %.2f us, max %.2f us",
-                  min_gbps, max_gbps, message_latency_.t_typical_us, message_latency_.t_avg_us,
-                  message_latency_.t_p99_us, message_latency_.t_max_us);
+                  min_gbps, max_gbps, latency().t_typical_us, latency().t_avg_us, latency().t_p99_us,
+                  latency().t_max_us);
     lines.push_back(line);
     return lines;
   }
 
 private:
+  /// Message latency: summarized when the last host ended, or, for a run cut short, of the messages completed.
+  LatencyStats latency() const { return hosts_finished_ == hosts_.size() ? message_latency_ : summarize(latencies_); }
   std::size_t senders() const {
     std::size_t n = 0;
     for (const auto& p : plans_)
@@ -277,14 +288,15 @@ private:
   }
   void flow_range(double& min_gbps, double& max_gbps) const {
     bool any = false;
-    for (const FlowStats& f : flows_) {
-      if (f.messages == 0)
-        continue;
-      const double g = flow_gbps(f);
-      min_gbps = any ? std::min(min_gbps, g) : g;
-      max_gbps = any ? std::max(max_gbps, g) : g;
-      any = true;
-    }
+    for (const auto& row : flows_)
+      for (const auto& [d, f] : row) {
+        if (f.messages == 0)
+          continue;
+        const double g = flow_gbps(f);
+        min_gbps = any ? std::min(min_gbps, g) : g;
+        max_gbps = any ? std::max(max_gbps, g) : g;
+        any = true;
+      }
   }
 
   std::uint32_t draw_size(sim::Rng& rng) const {
@@ -437,7 +449,7 @@ private:
           continue;
         }
         posted_at[next] = ctx.now();
-        FlowStats& f = flows_[me * n + m.peer];
+        FlowStats& f = flow(me, m.peer);
         f.first_post = std::min(f.first_post, ctx.now());
         first_ = std::min(first_, ctx.now());
         ++outstanding;
@@ -473,7 +485,7 @@ private:
           continue;
         }
         const Message& m = plan[c.wr_id];
-        FlowStats& f = flows_[me * n + m.peer];
+        FlowStats& f = flow(me, m.peer);
         ++f.messages;
         f.bytes += m.size;
         f.last_completion = ctx.now();
@@ -568,12 +580,11 @@ private:
     NativeHost& h = native_[me];
     const std::vector<Message>& plan = plans_[me];
     const sim::Time now = sim.now();
-    const auto n = hosts_.size();
     while (h.next < plan.size() && h.outstanding < tx_depth_ && go_ + plan[h.next].not_before <= now) {
       const Message& m = plan[h.next];
       h.endpoint->post(sim, qp_to(h, m.peer), h.next, m.size);
       h.posted_at[h.next] = now;
-      FlowStats& f = flows_[me * n + m.peer];
+      FlowStats& f = flow(me, m.peer);
       f.first_post = std::min(f.first_post, now);
       first_ = std::min(first_, now);
       ++h.outstanding;
@@ -601,7 +612,7 @@ private:
     NativeHost& h = native_[me];
     const Message& m = plans_[me][wr_id];
     const sim::Time now = sim.now();
-    FlowStats& f = flows_[me * hosts_.size() + m.peer];
+    FlowStats& f = flow(me, m.peer);
     ++f.messages;
     f.bytes += m.size;
     f.last_completion = now;
@@ -631,7 +642,18 @@ private:
   Rendezvous* rendezvous_ = nullptr;
   std::vector<std::vector<Message>> plans_;
   std::vector<std::uint64_t> peer_buffer_; ///< each host's target buffer, exchanged out of band with the QPs
-  std::vector<FlowStats> flows_;
+  struct Flow {
+    std::uint32_t destination;
+    FlowStats stats;
+  };
+  /// By source: the flows its plan has, by destination.
+  std::vector<std::vector<Flow>> flows_;
+  FlowStats& flow(std::uint32_t source, std::uint32_t destination) {
+    std::vector<Flow>& row = flows_[source];
+    return std::lower_bound(row.begin(), row.end(), destination,
+                            [](const Flow& f, std::uint32_t d) { return f.destination < d; })
+        ->stats;
+  }
   std::vector<std::uint64_t> failed_to_; ///< per destination host: messages that failed at their sender
   std::uint64_t messages_failed_ = 0;
   sim::Time worst_outcome_;

@@ -30,6 +30,9 @@ constexpr double lft_entry_bytes = 1;
 // A QP (its state, rings and the workload's rendezvous entry): ib_write_bw with 64 to 4096 QPs per side, and an
 // all_to_all of 256 to 896 hosts (65,280 to 801,920 QPs, 3.3 KB each with its queues and flows).
 constexpr double qp_bytes = 2400;
+// host_model "fabric": a connection of an endpoint (80 B), its ring of posted messages, the pattern's (peer, QPN)
+// entry (estimate, from the structures' sizes).
+constexpr double endpoint_connection_bytes = 192;
 // A send queue entry (the WQE as posted and the requester's state of it, 120 + 20 bytes), a receive queue entry
 // (24 bytes) and a CQ entry (48 bytes): ib_write_bw at tx_depth 1, 128 and 16384 fits 188 bytes per send entry and
 // 72 per receive entry, each with its CQ entry.
@@ -118,15 +121,21 @@ MemoryEstimate estimate_fabric(const Scenario& scenario) {
         static_cast<double>(switches * (lids + 1)) * lft_entry_bytes);
   std::uint64_t max_qps_per_host = 0;
   for (const auto& w : f.workloads) {
-    const ib::host::Footprint p = w->footprint(hosts);
+    ib::host::Footprint p = w->footprint(hosts);
     const std::string& name = w->name();
     max_qps_per_host += p.max_qps_per_host;
-    e.add(name + ": " + count_text(p.programs) + " programs", p.programs_pointer, program_bytes(p.programs));
-    e.add(name + ": " + count_text(p.qps) + " QPs", p.qps_pointer, static_cast<double>(p.qps) * qp_bytes);
-    e.add(name + ": " + count_text(p.send_slots) + " send and " + count_text(p.recv_slots) + " receive queue entries",
-          p.slots_pointer,
-          static_cast<double>(p.send_slots) * send_slot_bytes + static_cast<double>(p.recv_slots) * recv_slot_bytes +
-              static_cast<double>(p.cq_entries) * cq_entry_bytes);
+    if (f.host_model == ib::host::HostModel::fabric) { // no programs, verbs queues or per-peer maps of programs
+      e.add(name + ": " + count_text(p.qps) + " connections", p.qps_pointer,
+            static_cast<double>(p.qps) * endpoint_connection_bytes);
+      p.peer_map_entries = 0;
+    } else {
+      e.add(name + ": " + count_text(p.programs) + " programs", p.programs_pointer, program_bytes(p.programs));
+      e.add(name + ": " + count_text(p.qps) + " QPs", p.qps_pointer, static_cast<double>(p.qps) * qp_bytes);
+      e.add(name + ": " + count_text(p.send_slots) + " send and " + count_text(p.recv_slots) + " receive queue entries",
+            p.slots_pointer,
+            static_cast<double>(p.send_slots) * send_slot_bytes + static_cast<double>(p.recv_slots) * recv_slot_bytes +
+                static_cast<double>(p.cq_entries) * cq_entry_bytes);
+    }
     e.add(name + ": " + count_text(p.messages) + " planned messages", p.messages_pointer,
           static_cast<double>(p.messages) * message_bytes);
     e.add(name + ": " + count_text(p.samples) + " recorded times", p.samples_pointer,

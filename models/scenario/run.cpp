@@ -754,8 +754,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   sim::ReportJson results;
   // The workloads' span; the fabric then drains (final ACKs, credits). Drained is the last event that did
   // something: timer entries the traffic left behind (a retry timer stopped by the last ACK) fire later, stale.
-  results["simulated_time_us"] =
-      (interrupted && !finished ? cluster.simulator().now() : cluster.programs_ended_at()).us();
+  results["simulated_time_us"] = (!finished ? cluster.simulator().now() : cluster.programs_ended_at()).us();
   results["drained_at_us"] = cluster.simulator().last_active_at().us();
   if (!warnings.empty())
     results["warnings"] = warnings;

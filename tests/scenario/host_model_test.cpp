@@ -132,6 +132,12 @@ TEST_CASE("host models: fabric-level workloads run in sequence with after, and a
   const json cut = run_report("seq_cut", s, "fabric");
   CHECK(cut.at("results").at("finished") == false);
   CHECK(cut.at("results").at("programs_blocked").get<int>() > 0);
+  // A run cut short reports when it stopped, and the latency of the messages that completed by then.
+  CHECK(cut.at("results").at("simulated_time_us").get<double>() > 15);
+  CHECK(cut.at("results").at("simulated_time_us").get<double>() <= 20);
+  const json& cut_one = results_of(cut, "one");
+  CHECK(cut_one.at("messages").get<int>() > 0);
+  CHECK(cut_one.at("message_latency").at("t_typical_us").get<double>() > 0);
 }
 
 TEST_CASE("host models: fabric-level hosts refuse what needs a full host, naming the file and pointer",
