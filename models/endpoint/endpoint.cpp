@@ -19,6 +19,18 @@ link::Opcode opcode_of(Verb verb, bool first, bool last) {
 
 const std::uint32_t ack_wire_bytes = link::wire_bytes(link::Transport::rc, link::Opcode::acknowledge, 0, false);
 
+/// a - b on the 24-bit PSN circle, in (-2^23, 2^23].
+std::int32_t psn_diff(std::uint32_t a, std::uint32_t b) {
+  const std::uint32_t d = (a - b) & psn_mask;
+  return d > (psn_mask >> 1) ? static_cast<std::int32_t>(d) - static_cast<std::int32_t>(psn_mask + 1)
+                             : static_cast<std::int32_t>(d);
+}
+
+bool last_of_message(link::Opcode opcode) {
+  return opcode == link::Opcode::rdma_write_only || opcode == link::Opcode::rdma_write_last ||
+         opcode == link::Opcode::send_only || opcode == link::Opcode::send_last;
+}
+
 } // namespace
 
 Endpoint::Endpoint(sim::Target self, std::uint32_t component_id, link::PacketPool& pool, unsigned port_count,
@@ -43,8 +55,10 @@ std::uint32_t Endpoint::create_connection(Client& client, std::uint32_t tag) {
 }
 
 void Endpoint::connect(std::uint32_t qpn, std::uint16_t dlid, std::uint8_t sl, std::uint32_t remote_qpn,
-                       std::uint32_t mtu_bytes, Verb verb) {
+                       std::uint32_t mtu_bytes, Verb verb, sim::Time timeout, std::uint8_t retry_count) {
   Connection& c = connection(qpn);
+  c.timeout = timeout;
+  c.retry_count = c.retries_left = retry_count;
   c.dlid = dlid;
   c.sl = sl;
   c.vl = vl_of(sl);
@@ -56,8 +70,16 @@ void Endpoint::connect(std::uint32_t qpn, std::uint16_t dlid, std::uint8_t sl, s
 void Endpoint::post(sim::Simulator& sim, std::uint32_t qpn, std::uint64_t wr_id, std::uint32_t size_bytes) {
   Connection& c = connection(qpn);
   const sim::Time ready_at = sim.now() + params_.send_latency;
-  c.messages.push_back({wr_id, size_bytes, 0, ready_at});
   ++counters_.messages_posted;
+  if (c.failed) { // a connection in error flushes what is posted on it
+    c.messages.push_back({wr_id, size_bytes, 0, 0, ready_at, Status::flushed, false});
+    ++c.sending;
+    ++c.acked;
+    ++counters_.messages_failed;
+    sim.schedule(sim.now() + params_.completion_latency, self_, static_cast<std::uint8_t>(Kind::completion_ready), qpn);
+    return;
+  }
+  c.messages.push_back({wr_id, size_bytes, 0, 0, ready_at, Status::success, false});
   // Only the first message not yet sending waits on an event; the ones behind it follow when it is sent.
   if (c.queued || c.sending + 1 != c.messages.size())
     return;
@@ -91,7 +113,11 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
   case Kind::tx_done:
     sending_ = false;
     if (requeue_ != 0) { // behind the connections that became ready while its packet was leaving
-      ready_[connection(requeue_).vl].push_back(requeue_);
+      Connection& c = connection(requeue_);
+      if (has_packet(c))
+        ready_[c.vl].push_back(requeue_);
+      else
+        c.queued = false;
       requeue_ = 0;
     }
     try_send(sim);
@@ -99,8 +125,12 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
       ports_[0].port.flush_flow_control(sim);
     return;
   case Kind::message_ready:
-    make_ready(sim, connection(event.handle), event.handle);
+    if (has_packet(connection(event.handle)))
+      make_ready(sim, connection(event.handle), event.handle);
     try_send(sim);
+    return;
+  case Kind::retry_timer:
+    on_retry_timer(sim, connection(event.handle), event.handle);
     return;
   case Kind::ack_ready:
     acks_[connection(event.handle).vl].push_back({event.handle, event.generation});
@@ -108,12 +138,12 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   case Kind::completion_ready: {
     Connection& c = connection(event.handle);
-    const std::uint64_t wr_id = c.messages.front().wr_id;
+    const Message m = c.messages.front();
     c.messages.pop_front();
     --c.acked;
     --c.sending;
-    ++counters_.messages_completed;
-    c.client->on_completion(sim, c.tag, wr_id); // may post on this connection
+    counters_.messages_completed += m.status == Status::success ? 1 : 0;
+    c.client->on_completion(sim, c.tag, m.wr_id, m.status); // may post on this connection
     return;
   }
   }
@@ -131,6 +161,10 @@ void Endpoint::try_send(sim::Simulator& sim) {
   std::uint16_t ready = 0;
   bool waiting = false;
   for (unsigned vl = 0; vl < link::vl_slots; ++vl) {
+    while (!ready_[vl].empty() && !has_packet(connection(ready_[vl].front()))) { // failed since it was queued
+      connection(ready_[vl].front()).queued = false;
+      ready_[vl].pop_front();
+    }
     const bool has_ack = !acks_[vl].empty(), has_data = !ready_[vl].empty();
     if (!has_ack && !has_data)
       continue;
@@ -172,6 +206,8 @@ void Endpoint::send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn) 
   if (first) {
     c.bytes_left = m.size_bytes;
     c.packet_index = 0;
+    m.first_psn = c.next_psn & psn_mask;
+    m.sent = true;
   }
   const bool last = c.bytes_left <= c.mtu_bytes;
   const std::uint32_t payload = std::min(c.bytes_left, c.mtu_bytes);
@@ -182,7 +218,13 @@ void Endpoint::send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn) 
   const link::PacketHandle handle =
       new_packet(sim, c, opcode, payload, link::wire_bytes(link::Transport::rc, opcode, payload, false),
                  c.next_psn & psn_mask, ack_request);
+  if (psn_diff(c.next_psn & psn_mask, c.highest_psn & psn_mask) < 0)
+    ++counters_.retransmitted_packets;
+  else
+    c.highest_psn = c.next_psn + 1;
   ++c.next_psn;
+  if (c.deadline == sim::Time::max())
+    arm_timer(sim, c, qpn);
   c.bytes_left -= payload;
   c.first_packet = last;
   ++counters_.data_packets_sent;
@@ -227,7 +269,11 @@ link::PacketHandle Endpoint::new_packet(sim::Simulator& sim, const Connection& c
 
 void Endpoint::send_ack(sim::Simulator& sim, const Ack& ack) {
   const Connection& c = connection(ack.qpn);
-  const link::PacketHandle handle = new_packet(sim, c, link::Opcode::acknowledge, 0, ack_wire_bytes, ack.psn, false);
+  // A NAK is an ACK packet whose AETH says so; the endpoint carries no AETH and marks it with AckReq, which an ACK
+  // never has and which nothing in the fabric reads.
+  const bool nak = (ack.psn & nak_flag) != 0;
+  const link::PacketHandle handle =
+      new_packet(sim, c, link::Opcode::acknowledge, 0, ack_wire_bytes, ack.psn & psn_mask, nak);
   ++counters_.acks_sent;
   sending_ = true;
   const sim::Time done_at = ports_[0].port.send(sim, pool_, handle, c.vl, sim::Time::zero());
@@ -250,7 +296,27 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
     throw violation("endpoint-unknown-qp", "a packet for a connection this endpoint does not have");
   const std::uint32_t qpn = p.dest_qpn;
   Connection& c = connection(qpn);
-  if (p.opcode == link::Opcode::acknowledge) {
+  if (reliable_) {
+    if (p.opcode == link::Opcode::acknowledge) {
+      receive_ack(sim, c, qpn, p.psn, p.ack_request);
+    } else if (p.psn == (c.expected_psn & psn_mask)) {
+      ++c.expected_psn;
+      c.nak_sent = false;
+      counters_.payload_bytes_received += p.payload_bytes;
+      counters_.messages_delivered += last_of_message(p.opcode) ? 1 : 0;
+      if (p.ack_request)
+        sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn, p.psn);
+    } else if (psn_diff(p.psn, c.expected_psn & psn_mask) < 0 && p.ack_request) {
+      // A duplicate (its ACK was lost, or the sender went back): acknowledged again, up to what is in.
+      sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn,
+                   (c.expected_psn - 1) & psn_mask);
+    } else if (psn_diff(p.psn, c.expected_psn & psn_mask) > 0 && !c.nak_sent) {
+      // Beyond a gap: dropped, and one NAK asks the sender to go back to the first PSN missing (go-back-N).
+      c.nak_sent = true;
+      sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn,
+                   (c.expected_psn & psn_mask) | nak_flag);
+    }
+  } else if (p.opcode == link::Opcode::acknowledge) {
     // ACKs come in order: one for each message's last packet, acknowledging the oldest message sent and not yet
     // acknowledged, and others inside long messages (ack_request_interval_packets), which only show progress.
     if (c.acked < c.sending && c.messages[c.acked].last_psn == p.psn) {
@@ -268,9 +334,7 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
                       "expected PSN " + std::to_string(c.expected_psn & psn_mask) + ": a packet was lost or reordered");
     ++c.expected_psn;
     counters_.payload_bytes_received += p.payload_bytes;
-    const bool last = p.opcode == link::Opcode::rdma_write_only || p.opcode == link::Opcode::rdma_write_last ||
-                      p.opcode == link::Opcode::send_only || p.opcode == link::Opcode::send_last;
-    counters_.messages_delivered += last ? 1 : 0;
+    counters_.messages_delivered += last_of_message(p.opcode) ? 1 : 0;
     if (p.ack_request)
       sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn, p.psn);
   }
@@ -278,6 +342,93 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
   const std::uint32_t wire = p.wire_bytes;
   pool_.release(handle);
   port.release(sim, vl, wire);
+}
+
+void Endpoint::receive_ack(sim::Simulator& sim, Connection& c, std::uint32_t qpn, std::uint32_t psn, bool nak) {
+  // ACKs are cumulative: every message whose last packet is at or before `psn` is acknowledged; a NAK acknowledges
+  // what is before its PSN.
+  const std::uint32_t through = nak ? (psn - 1) & psn_mask : psn;
+  bool progress = false;
+  while (c.acked < c.sending && psn_diff(c.messages[c.acked].last_psn, through) <= 0) {
+    ++c.acked;
+    progress = true;
+    sim.schedule(sim.now() + params_.completion_latency, self_, static_cast<std::uint8_t>(Kind::completion_ready), qpn);
+  }
+  // An ACK inside the oldest unacknowledged message shows progress too.
+  if (!progress && c.acked < c.messages.size() && c.acked <= c.sending && !c.failed &&
+      psn_diff(psn, c.messages[c.acked].first_psn) >= 0 && psn_diff(psn, c.next_psn & psn_mask) < 0)
+    progress = true;
+  if (nak && unacknowledged(c)) {
+    ++counters_.sequence_naks_received;
+    c.retries_left = c.retry_count;
+    go_back(sim, c, qpn);
+    return;
+  }
+  if (!progress)
+    return;
+  c.retries_left = c.retry_count;
+  c.deadline = sim::Time::max();
+  if (unacknowledged(c))
+    arm_timer(sim, c, qpn);
+}
+
+void Endpoint::arm_timer(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
+  if (!reliable_ || c.timeout == sim::Time::zero())
+    return;
+  c.deadline = sim.now() + c.timeout;
+  if (!c.timer_pending) {
+    c.timer_pending = true;
+    sim.schedule(c.deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qpn);
+  }
+}
+
+void Endpoint::on_retry_timer(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
+  c.timer_pending = false;
+  if (c.deadline == sim::Time::max() || c.failed) { // stopped by the last ACK: not activity
+    sim.mark_stale();
+    return;
+  }
+  if (sim.now() < c.deadline) { // pushed back by progress since it was scheduled
+    sim.mark_stale();
+    c.timer_pending = true;
+    sim.schedule(c.deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qpn);
+    return;
+  }
+  c.deadline = sim::Time::max();
+  if (!unacknowledged(c))
+    return;
+  ++counters_.timeouts;
+  if (c.retries_left == 0) {
+    fail(sim, c, qpn);
+    return;
+  }
+  --c.retries_left;
+  go_back(sim, c, qpn);
+}
+
+void Endpoint::go_back(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
+  // To the oldest unacknowledged message, everything from there sent again; the timer runs from here, so that a
+  // resend that cannot leave (its link is down) still times out.
+  c.sending = c.acked;
+  c.first_packet = true;
+  c.next_psn = c.messages[c.acked].first_psn;
+  arm_timer(sim, c, qpn);
+  if (!c.queued)
+    make_ready(sim, c, qpn);
+  try_send(sim);
+}
+
+void Endpoint::fail(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
+  // The message that ran out of retries completes with the error, the ones behind it flushed (as verbs does).
+  c.failed = true;
+  ++counters_.connections_failed;
+  for (std::uint32_t i = c.acked; i < c.messages.size(); ++i) {
+    c.messages[i].status = i == c.acked ? Status::retry_exceeded : Status::flushed;
+    ++counters_.messages_failed;
+    sim.schedule(sim.now() + params_.completion_latency, self_, static_cast<std::uint8_t>(Kind::completion_ready), qpn);
+  }
+  c.acked = c.sending = c.messages.size();
+  c.first_packet = true;
 }
 
 std::string Endpoint::check_quiescent() const {

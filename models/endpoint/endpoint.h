@@ -30,12 +30,19 @@ struct Params {
   std::uint32_t ack_request_interval_packets = 0;
 };
 
+/// How a message completed, as verbs' completion status says it.
+enum class Status : std::uint8_t {
+  success,
+  retry_exceeded, ///< the transport retry counter ran out: the connection is in error
+  flushed,        ///< posted on, or still waiting on, a connection in error
+};
+
 /// Whoever posts on a connection hears of its completions.
 class Client {
 public:
   virtual ~Client() = default;
-  /// The message posted with `wr_id` on a connection created for `tag` completed.
-  virtual void on_completion(sim::Simulator& sim, std::uint32_t tag, std::uint64_t wr_id) = 0;
+  /// The message posted with `wr_id` on a connection created for `tag` completed with `status`.
+  virtual void on_completion(sim::Simulator& sim, std::uint32_t tag, std::uint64_t wr_id, Status status) = 0;
 };
 
 /// What a connection's messages are, on the wire.
@@ -50,6 +57,11 @@ struct Counters {
   std::uint64_t acks_sent = 0;
   std::uint64_t payload_bytes_sent = 0;
   std::uint64_t payload_bytes_received = 0;
+  std::uint64_t retransmitted_packets = 0;  ///< data packets sent again after a timeout (go-back-N)
+  std::uint64_t timeouts = 0;               ///< transport timer expiries
+  std::uint64_t sequence_naks_received = 0; ///< NAKs (PSN sequence error) that made the sender go back
+  std::uint64_t messages_failed = 0;        ///< completed in error (retry exceeded or flushed)
+  std::uint32_t connections_failed = 0;     ///< connections in error
 };
 
 class Endpoint {
@@ -62,6 +74,7 @@ public:
     message_ready,    ///< handle = connection: its head message's send latency is over
     ack_ready,        ///< handle = connection, generation = PSN acknowledged
     completion_ready, ///< handle = connection: its oldest acknowledged message completes
+    retry_timer,      ///< handle = connection: its transport timer may have expired
   };
 
   /// An endpoint with `port_count` IB ports (traffic uses port 1), whose events go to `self`.
@@ -83,9 +96,14 @@ public:
   // The workload's face.
   /// A new RC connection whose completions go to `client` with `tag`; returns its number (the QPN peers address).
   std::uint32_t create_connection(Client& client, std::uint32_t tag);
-  /// Connects `qpn` to `remote_qpn` at `dlid`, on `sl`, in packets of at most `mtu_bytes` payload.
+  /// Connects `qpn` to `remote_qpn` at `dlid`, on `sl`, in packets of at most `mtu_bytes` payload. With
+  /// retransmission on, an unacknowledged packet is sent again (go-back-N) `timeout` after the last progress, at
+  /// most `retry_count` times in a row, after which the connection fails (zero timeout: never).
   void connect(std::uint32_t qpn, std::uint16_t dlid, std::uint8_t sl, std::uint32_t remote_qpn,
-               std::uint32_t mtu_bytes, Verb verb);
+               std::uint32_t mtu_bytes, Verb verb, sim::Time timeout = sim::Time::zero(), std::uint8_t retry_count = 7);
+  /// Faults may lose packets: receivers drop what is out of order and acknowledge duplicates, senders time out and
+  /// go back. Off, a lost or reordered packet is an invariant violation.
+  void enable_retransmission() { reliable_ = true; }
   /// Posts a message of `size_bytes` (at least 1) on `qpn`.
   void post(sim::Simulator& sim, std::uint32_t qpn, std::uint64_t wr_id, std::uint32_t size_bytes);
 
@@ -98,8 +116,11 @@ private:
   struct Message {
     std::uint64_t wr_id;
     std::uint32_t size_bytes;
-    std::uint32_t last_psn; ///< set when its first packet is sent
+    std::uint32_t first_psn; ///< set when its first packet is sent
+    std::uint32_t last_psn;  ///< set when its last packet is sent
     sim::Time ready_at;
+    Status status;
+    bool sent; ///< its first packet has been sent (at least once)
   };
   struct Connection {
     Client* client = nullptr;
@@ -110,15 +131,22 @@ private:
     std::uint8_t sl = 0;
     std::uint8_t vl = 0;
     Verb verb = Verb::write;
-    bool queued = false;            ///< in its VL's ready ring
-    bool first_packet = true;       ///< the next packet sent is its message's first
-    std::uint32_t bytes_left = 0;   ///< of the message being sent (messages[sending])
-    std::uint32_t packet_index = 0; ///< of the next packet in the message being sent
-    std::uint32_t sending = 0;      ///< index in `messages` of the first message not yet fully sent
-    std::uint32_t next_psn = 0;     ///< requester: next PSN to send
-    std::uint32_t acked = 0;        ///< messages acknowledged, not yet completed (at the front of `messages`)
-    std::uint32_t expected_psn = 0; ///< responder: next PSN accepted
-    sim::Ring<Message> messages;    ///< posted, not completed, in order
+    bool queued = false;                   ///< in its VL's ready ring
+    bool first_packet = true;              ///< the next packet sent is its message's first
+    std::uint32_t bytes_left = 0;          ///< of the message being sent (messages[sending])
+    std::uint32_t packet_index = 0;        ///< of the next packet in the message being sent
+    std::uint32_t sending = 0;             ///< index in `messages` of the first message not yet fully sent
+    std::uint32_t next_psn = 0;            ///< requester: next PSN to send
+    std::uint32_t acked = 0;               ///< messages acknowledged, not yet completed (at the front of `messages`)
+    std::uint32_t expected_psn = 0;        ///< responder: next PSN accepted
+    std::uint32_t highest_psn = 0;         ///< requester: PSNs sent so far (beyond next_psn after a go-back)
+    sim::Time timeout;                     ///< zero: no transport timer
+    sim::Time deadline = sim::Time::max(); ///< when the transport timer expires; max: not running
+    std::uint8_t retry_count = 7, retries_left = 7;
+    bool timer_pending = false;  ///< a retry_timer event is in the calendar
+    bool failed = false;         ///< in error: every message completes flushed
+    bool nak_sent = false;       ///< responder: a NAK for the gap at expected_psn is out
+    sim::Ring<Message> messages; ///< posted, not completed, in order
   };
   struct PortState {
     link::Port port;
@@ -128,8 +156,9 @@ private:
   };
   struct Ack {
     std::uint32_t qpn; ///< the connection acknowledged (local)
-    std::uint32_t psn;
+    std::uint32_t psn; ///< with nak_flag: a NAK (PSN sequence error) asking for this PSN again
   };
+  static constexpr std::uint32_t nak_flag = 1u << 31;
 
   void try_send(sim::Simulator& sim);
   void send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
@@ -140,6 +169,19 @@ private:
                                 bool ack_request);
   void make_ready(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
   void receive(sim::Simulator& sim, link::PacketHandle handle);
+  void receive_ack(sim::Simulator& sim, Connection& c, std::uint32_t qpn, std::uint32_t psn, bool nak);
+  void go_back(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
+  /// Whether `c` has a packet to send now (a connection in error or fully sent has none).
+  static bool has_packet(const Connection& c) {
+    return !c.failed && (!c.first_packet || c.sending < c.messages.size());
+  }
+  /// Whether `c` has sent something not yet acknowledged.
+  static bool unacknowledged(const Connection& c) {
+    return !c.failed && c.acked < c.messages.size() && c.messages[c.acked].sent;
+  }
+  void arm_timer(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
+  void on_retry_timer(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
+  void fail(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
   std::uint8_t vl_of(std::uint8_t sl) const;
   Connection& connection(std::uint32_t qpn) { return connections_[qpn - first_qpn]; }
 
@@ -150,6 +192,7 @@ private:
   sim::Target self_;
   std::uint32_t component_id_;
   bool sending_ = false;
+  bool reliable_ = false;
   std::uint32_t requeue_ = 0; ///< the connection whose packet is leaving, to queue again when it has left (0: none)
   std::vector<PortState> ports_;
   std::vector<Connection> connections_;

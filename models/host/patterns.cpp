@@ -546,7 +546,11 @@ private:
       for (const auto& [p, qpn] : h.qp_by_peer) {
         const NativeHost& peer = native_[p];
         h.endpoint->connect(qpn, peer.endpoint->lid(), cluster.path_sl(cluster.host(hosts_[i]), peer.endpoint->lid()),
-                            qp_to(peer, i), mtu_, verb);
+                            qp_to(peer, i), mtu_, verb,
+                            recovery_.timeout == 0 ? sim::Time::zero()
+                                                   : sim::Time::from_ps(4'096'000) *
+                                                         (std::int64_t{1} << std::min<int>(recovery_.timeout, 31)),
+                            recovery_.retry_count);
       }
     }
     native_started(n);
@@ -608,10 +612,23 @@ private:
     }
   }
 
-  void on_completion(sim::Simulator& sim, std::uint32_t me, std::uint64_t wr_id) override {
+  void on_completion(sim::Simulator& sim, std::uint32_t me, std::uint64_t wr_id, endpoint::Status status) override {
     NativeHost& h = native_[me];
     const Message& m = plans_[me][wr_id];
     const sim::Time now = sim.now();
+    if (status != endpoint::Status::success) { // only with faults: the message fails, the host goes on
+      record_failure(true,
+                     status == endpoint::Status::retry_exceeded ? "transport retry counter exceeded"
+                                                                : "work request flushed error",
+                     "pattern-completion");
+      ++failed_to_[m.peer];
+      ++messages_failed_;
+      worst_outcome_ = std::max(worst_outcome_, now - h.posted_at[wr_id]);
+      --h.outstanding;
+      ++h.done;
+      pump(sim, me);
+      return;
+    }
     FlowStats& f = flow(me, m.peer);
     ++f.messages;
     f.bytes += m.size;

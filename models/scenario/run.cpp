@@ -391,6 +391,16 @@ nlohmann::ordered_json fault_report(Cluster& cluster, const ib::topo::Topology& 
   ib::hca::QpCounters transport;
   std::uint32_t qps_failed = 0;
   for (std::size_t i = 0; i < cluster.host_count(); ++i) {
+    if (const ib::endpoint::Endpoint* e = cluster.host(i).endpoint.get()) { // fabric-level: go-back-N on timeouts
+      const ib::endpoint::Counters& c = e->counters();
+      transport.retransmitted_packets += c.retransmitted_packets;
+      transport.timeouts += c.timeouts;
+      transport.sequence_naks_received += c.sequence_naks_received;
+      transport.error_completions += c.messages_failed;
+      transport.rc_requests_failed += c.messages_failed;
+      qps_failed += c.connections_failed;
+      continue;
+    }
     const ib::hca::QpCounters q = cluster.host(i).hca->totals();
     transport.retransmitted_packets += q.retransmitted_packets;
     transport.timeouts += q.timeouts;

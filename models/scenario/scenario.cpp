@@ -168,11 +168,6 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
   f.pcie_dllp_cadence = top.optional_bool("pcie_dllp_cadence").value_or(true);
   if (top.optional_enum("host_model", {"full", "fabric"}).value_or("full") == "fabric") {
     f.host_model = ib::host::HostModel::fabric;
-    if (!f.faults.empty())
-      throw sim::InputError(scenario.file, "/host_model",
-                            "\"full\" when the scenario has faults (the fabric-level host model does not retransmit "
-                            "what a fault loses)",
-                            "\"fabric\"");
     if (f.verify_contents)
       throw sim::InputError(scenario.file, "/verify_contents",
                             "false with host_model \"fabric\" (its hosts have no memory to carry bytes)", "true");

@@ -19,11 +19,12 @@ struct Completion {
   std::uint32_t tag;
   std::uint64_t wr_id;
   sim::Time at;
+  endpoint::Status status;
 };
 
 struct Recorder : endpoint::Client {
-  void on_completion(sim::Simulator& sim, std::uint32_t tag, std::uint64_t wr_id) override {
-    completions.push_back({tag, wr_id, sim.now()});
+  void on_completion(sim::Simulator& sim, std::uint32_t tag, std::uint64_t wr_id, endpoint::Status status) override {
+    completions.push_back({tag, wr_id, sim.now(), status});
   }
   std::vector<Completion> completions;
 };
