@@ -92,9 +92,11 @@ void FaultInjector::take_down(sim::Simulator& sim, std::uint32_t link) {
   const auto& [a, b] = fabric_.links()[link];
   link::link_down(sim, *a, *b);
   const topo::Link& cable = topology_.link(link);
-  for (const topo::PortRef& end : {cable.a, cable.b})
+  for (const auto& [end, port] : {std::pair{cable.a, a}, std::pair{cable.b, b}})
     if (topology_.node(end.node).kind == topo::NodeKind::switch_node)
       fabric_.switch_of(end.node).on_link_down(sim, end.port);
+    else // an HCA drops the packets it has queued for the port when it looks at it
+      port->wake_owner(sim);
 }
 
 void FaultInjector::apply(sim::Simulator& sim, const Fault& fault) {

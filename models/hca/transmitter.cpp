@@ -137,7 +137,13 @@ void Transmitter::send_control(sim::Simulator& sim, const Qp& qp, link::PacketHa
 
 void Transmitter::try_transmit(sim::Simulator& sim, PortState& port) {
   const sim::Time now = sim.now();
-  if (port.transmitting || !port.port.may_start(now))
+  if (port.transmitting)
+    return;
+  if (port.port.down()) {
+    discard_queued(sim, port);
+    return;
+  }
+  if (!port.port.may_start(now))
     return;
   const auto vl_of = [&](const link::Packet& p) {
     return port.sl_to_vl_set ? port.sl_to_vl[p.sl & 15] : link::default_vl(p.sl, port.port.data_vls());
@@ -196,6 +202,36 @@ void Transmitter::try_transmit(sim::Simulator& sim, PortState& port) {
     return;
   }
   port.port.flush_flow_control(sim);
+}
+
+void Transmitter::discard_queued(sim::Simulator& sim, PortState& port) {
+  // A port whose link is down sends nothing: its queued packets are dropped (PortXmitDiscards) as they become
+  // ready, as if lost on the wire. RC requests still count as sent, so their QP's retry timer runs and recovers
+  // them, or fails the QP, once it expires; UC and UD requests complete as when their last packet leaves.
+  while (!port.control.empty()) {
+    core_.free_packet(port.control.front());
+    port.control.pop_front();
+    port.port.count_loss(link::Loss::xmit_discard);
+  }
+  while (!port.data.empty()) {
+    const TxHandle th = port.data.front();
+    TxEntry& entry = entries_[th];
+    if (!entry.payload_in)
+      return; // its DMA read brings us back
+    port.data.pop_front();
+    port.payload_buffered -= entry.payload_bytes;
+    Qp& qp = core_.qps[entry.qp_index];
+    if (entry.generation == qp.req.tx_generation) {
+      port.port.count_loss(link::Loss::xmit_discard);
+      if (entry.is_request) {
+        requester_.on_request_sent(sim, qp, entry);
+        if (entry.last_of_message)
+          requester_.on_request_left(sim, qp, entry);
+      }
+    }
+    core_.free_packet(entry.packet);
+    entries_.release(th);
+  }
 }
 
 void Transmitter::on_tx_done(sim::Simulator& sim, PortState& port) {

@@ -89,6 +89,8 @@ public:
 
 private:
   void wake(sim::Simulator& sim, PortState& port, sim::Time at);
+  /// The port's link is down: drops its queued packets whose payload is in.
+  void discard_queued(sim::Simulator& sim, PortState& port);
 
   Core& core_;
   Requester& requester_;

@@ -196,6 +196,11 @@ public:
   PortCounters counters() const;
   /// The owner dropped a packet at this port for `why`.
   void count_loss(Loss why);
+  /// The owner gets a flow_control_arrives event now: an owner that keeps its own transmit queue (an HCA) looks
+  /// at the port again, e.g. to drop what it holds for a link that went down.
+  void wake_owner(sim::Simulator& sim) const {
+    sim.schedule(sim.now(), owner_, static_cast<std::uint8_t>(PortEventKind::flow_control_arrives), number_);
+  }
   /// The physical link went down again while the port was still down for data (trained, in Init, not yet made
   /// Active): LinkDownedCounter counts it all the same.
   void count_link_downed() { ++counters_.link_downed; }
