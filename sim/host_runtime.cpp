@@ -3,27 +3,22 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
-#include <csignal>
 #include <cstdint>
 #include <fstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
-#include <simgrid/kernel/Timer.hpp>
-#include <simgrid/s4u.hpp>
+#include <dlfcn.h>
 
 namespace sim {
-
-namespace sg4 = simgrid::s4u;
-using simgrid::kernel::timer::Timer;
 
 namespace {
 // Unwinds a program that is still blocked when the run ends.
 struct ProgramStopped {};
 
-std::int64_t simgrid_clock_ps() {
-  return std::llround(sg4::Engine::get_clock() * 1e12);
+std::int64_t clock_ps(const ProgramEngine& engine) {
+  return std::llround(engine.clock_s() * 1e12);
 }
 
 // Raw contexts switch stacks by hand, and ASan cannot follow them: unwinding a program that a run cut short (an
@@ -81,10 +76,36 @@ ProgramLimit program_limit() {
               " memory mappings (vm.max_map_count)"};
 }
 
+std::unique_ptr<ProgramEngine> make_program_engine() {
+  using Factory = ProgramEngine* (*)(int);
+  struct Module {
+    Factory factory = nullptr;
+    std::string error;
+  };
+  // Loaded once and never unloaded: SimGrid keeps process-wide state from engine to engine.
+  static const Module module = [] {
+    Module m;
+    void* handle = dlopen(program_engine_module, RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr)
+      m.factory = reinterpret_cast<Factory>(dlsym(handle, "ibnetsim_make_program_engine"));
+    if (m.factory == nullptr) {
+      const char* why = dlerror();
+      m.error = why != nullptr ? why : "no reason given";
+    }
+    return m;
+  }();
+  if (module.factory == nullptr)
+    throw std::runtime_error(std::string("cannot load SimGrid for the host programs, the module ") +
+                             program_engine_module + " (installed in <prefix>/lib/ibnetsim): " + module.error);
+  std::unique_ptr<ProgramEngine> engine(module.factory(program_engine_interface));
+  if (!engine)
+    throw std::runtime_error(std::string(program_engine_module) + " belongs to another version of ibnetsim");
+  return engine;
+}
+
 struct HostRuntime::ProgramState {
   std::string name;
   std::function<void(Program&)> body;
-  sg4::SemaphorePtr semaphore;
   std::uint32_t generation = 0; // bumped at each wake-up, so the other pending wake-up events become stale
   bool blocked = false;
 };
@@ -164,7 +185,7 @@ void HostRuntime::spawn(std::string name, std::function<void(Program&)> body) {
 }
 
 Time HostRuntime::simgrid_now() const {
-  return Time::from_ps(simgrid_clock_ps() - epoch_ps_);
+  return Time::from_ps(clock_ps(*engine_) - epoch_ps_);
 }
 
 HostRuntime::Outcome HostRuntime::run_engine(Time until) {
@@ -182,6 +203,7 @@ HostRuntime::Outcome HostRuntime::run_engine(Time until) {
     throw std::length_error("HostRuntime: " + std::to_string(programs_.size()) +
                             " programs: their threads do not fit under the memory mapping limit (" +
                             program_limit().why + ")");
+  engine_ = make_program_engine();
   std::vector<std::string> args = {"ibnetsim", "--cfg=surf/precision:1e-15",
                                    "--cfg=contexts/factory:" + context_factory, "--cfg=contexts/stack-size:256",
                                    "--log=root.thres:warning"};
@@ -189,35 +211,20 @@ HostRuntime::Outcome HostRuntime::run_engine(Time until) {
   // fit under the limit (docs/models/kernel.md).
   if (context_factory == "raw" && !stacks_fit(programs_.size()))
     args.emplace_back("--cfg=contexts/guard-size:0");
-  std::vector<char*> argv;
-  for (auto& arg : args)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  int argc = static_cast<int>(args.size());
-  // SimGrid's engine takes SIGINT for itself (to print every actor's state and exit 1): the process keeps the
-  // handler it had, so that a caller can stop an interrupted run cleanly (Simulator::halted()).
-  struct sigaction previous_sigint {};
-  sigaction(SIGINT, nullptr, &previous_sigint);
-  sg4::Engine engine(&argc, argv.data());
-  sigaction(SIGINT, &previous_sigint, nullptr);
-
-  // SimGrid's clock carries over from earlier engines in this process: measure time from here.
-  epoch_ps_ = simgrid_clock_ps() - sim_.now().ps();
-  auto* zone = sg4::create_full_zone("hosts");
-  sg4::Host* host = zone->create_host("cpu", 1e9);
-  zone->seal();
+  std::vector<std::string> names;
+  names.reserve(programs_.size());
+  for (const auto& program : programs_)
+    names.push_back(program->name);
   runnable_ = static_cast<std::uint32_t>(programs_.size());
-  for (std::uint32_t i = 0; i < programs_.size(); ++i) {
-    programs_[i]->semaphore = sg4::Semaphore::create(0);
-    sg4::Actor::create(programs_[i]->name, host, [this, i] { program_main(i); });
-  }
-  engine.run();
-  if (fabric_timer_ != nullptr) {
-    static_cast<Timer*>(fabric_timer_)->remove();
-    fabric_timer_ = nullptr;
-  }
-  for (auto& program : programs_)
-    program->semaphore = nullptr;
+  // A Simulator::halted() run is stopped by the caller's SIGINT handler, which the engine leaves in place.
+  engine_->start(
+      args, names, [](void* runtime, std::uint32_t i) { static_cast<HostRuntime*>(runtime)->program_main(i); }, this);
+  // SimGrid's clock carries over from earlier engines in this process: measure time from here.
+  epoch_ps_ = clock_ps(*engine_) - sim_.now().ps();
+  engine_->run();
+  engine_->remove_timer();
+  fabric_timer_set_ = false;
+  engine_.reset();
   if (failure_)
     std::rethrow_exception(failure_);
   return outcome_;
@@ -250,7 +257,7 @@ void HostRuntime::program_left() {
     return;
   }
   arm_fabric_timer();
-  if (fabric_timer_ == nullptr && runnable_ == 0)
+  if (!fabric_timer_set_ && runnable_ == 0)
     finish_run();
 }
 
@@ -260,13 +267,13 @@ void HostRuntime::block(std::uint32_t index) {
   program.blocked = true;
   --runnable_;
   arm_fabric_timer();
-  if (fabric_timer_ == nullptr && runnable_ == 0)
+  if (!fabric_timer_set_ && runnable_ == 0)
     finish_run(); // nothing can ever wake anyone again
   if (stopping_) {
     program.blocked = false;
     throw ProgramStopped{};
   }
-  program.semaphore->acquire();
+  engine_->acquire(index);
   if (stopping_)
     throw ProgramStopped{};
 }
@@ -279,21 +286,19 @@ void HostRuntime::arm_fabric_timer() {
   // in this process start from, to 2^63 ps.
   if (next > until_ || next == Time::max())
     return;
-  if (fabric_timer_ != nullptr) {
-    if (fabric_timer_at_ <= next)
-      return;
-    static_cast<Timer*>(fabric_timer_)->remove();
-  }
+  if (fabric_timer_set_ && fabric_timer_at_ <= next)
+    return;
   fabric_timer_at_ = next;
   // An instant equal to SimGrid's clock in picoseconds may convert to a double just below it, which SimGrid
   // refuses as a date in the past.
-  const double date_s = std::max(static_cast<double>(epoch_ps_ + next.ps()) * 1e-12, sg4::Engine::get_clock());
-  fabric_timer_ = Timer::set(date_s, [this] { on_fabric_timer(); });
+  const double date_s = std::max(static_cast<double>(epoch_ps_ + next.ps()) * 1e-12, engine_->clock_s());
+  engine_->set_timer(
+      date_s, [](void* runtime, std::uint32_t) { static_cast<HostRuntime*>(runtime)->on_fabric_timer(); }, this);
+  fabric_timer_set_ = true;
 }
 
 void HostRuntime::on_fabric_timer() {
-  // SimGrid deletes a timer once it has fired.
-  fabric_timer_ = nullptr;
+  fabric_timer_set_ = false; // it has fired
   fabric_timer_at_ = Time::max();
   try {
     burst_(burst_context_, sim_, until_);
@@ -306,7 +311,7 @@ void HostRuntime::on_fabric_timer() {
   // The burst ended on a program wake-up (that program re-arms when it blocks), on a wake-up put back for later
   // (which armed the timer), because nothing remains at or before until_, or because the run was halted (then it
   // ends here: what has happened is all there is).
-  if (sim_.halted() || (runnable_ == 0 && fabric_timer_ == nullptr))
+  if (sim_.halted() || (runnable_ == 0 && !fabric_timer_set_))
     finish_run();
 }
 
@@ -326,21 +331,19 @@ void HostRuntime::on_program_event(const Event& event) {
   program.blocked = false;
   ++runnable_;
   ++outcome_.wakeups;
-  program.semaphore->release();
+  engine_->release(event.index);
   sim_.request_stop();
 }
 
 void HostRuntime::finish_run() {
   stopping_ = true;
-  if (fabric_timer_ != nullptr) {
-    static_cast<Timer*>(fabric_timer_)->remove();
-    fabric_timer_ = nullptr;
-  }
-  for (auto& program : programs_) {
-    if (program->blocked) {
-      program->blocked = false;
+  engine_->remove_timer();
+  fabric_timer_set_ = false;
+  for (std::uint32_t i = 0; i < programs_.size(); ++i) {
+    if (programs_[i]->blocked) {
+      programs_[i]->blocked = false;
       ++runnable_;
-      program->semaphore->release();
+      engine_->release(i);
     }
   }
 }

@@ -1,4 +1,5 @@
-// Host programs as SimGrid S4U actors, coupled to the kernel's calendar (docs/models/kernel.md).
+// Host programs as SimGrid S4U actors, coupled to the kernel's calendar (docs/models/kernel.md). SimGrid itself is
+// a module loaded when a run first has programs (sim/program_engine.h).
 //
 // A program is sequential code (`compute`, `wait` on a Signal, verbs calls later) run by an S4U actor. Every
 // instant at which a program can act is an event in the kernel's calendar: its compute() end or the notify() of
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "sim/event.h"
+#include "sim/program_engine.h"
 #include "sim/simulator.h"
 
 namespace sim {
@@ -152,8 +154,9 @@ private:
   void (*burst_)(void*, Simulator&, Time) = nullptr;
   Time until_ = Time::max();
   std::int64_t epoch_ps_ = 0; // SimGrid's clock when this runtime started: its clock survives engines
+  std::unique_ptr<ProgramEngine> engine_; // SimGrid, loaded for runs with programs (sim/program_engine.h)
   Time fabric_timer_at_ = Time::max();
-  void* fabric_timer_ = nullptr; // simgrid::kernel::timer::Timer*, kept opaque to keep SimGrid out of headers
+  bool fabric_timer_set_ = false;
   std::uint32_t runnable_ = 0;   // programs that are running or ready to run
   bool stopping_ = false;
   bool ran_ = false;

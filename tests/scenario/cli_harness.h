@@ -33,11 +33,14 @@ inline CliResult run_cli(std::vector<std::string> args) {
   return {code, out.str(), err.str()};
 }
 
-/// Runs the real executable through the shell; `args` must be shell-safe.
-inline CliResult run_executable(const std::string& args, const std::string& scratch) {
+/// Runs the real executable through the shell, with `environment` (NAME=VALUE ...) set; `args` and `environment`
+/// must be shell-safe.
+inline CliResult run_executable(const std::string& args, const std::string& scratch,
+                                const std::string& environment = "") {
   const std::string out_path = scratch + ".out";
   const std::string err_path = scratch + ".err";
-  const std::string command = std::string(IBNETSIM_EXECUTABLE) + " " + args + " >" + out_path + " 2>" + err_path;
+  const std::string command =
+      environment + " " + std::string(IBNETSIM_EXECUTABLE) + " " + args + " >" + out_path + " 2>" + err_path;
   const int status = std::system(command.c_str());
   const auto slurp = [](const std::string& path) {
     std::ifstream file(path);

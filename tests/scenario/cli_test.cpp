@@ -430,6 +430,23 @@ TEST_CASE("cli: the executable's exit status is the documented code", "[cli][qui
   CHECK(invariant.exit_code == 3);
 }
 
+TEST_CASE("cli: SimGrid is loaded only by runs with host programs", "[cli][quick]") {
+  // The dynamic loader lists every object it loads (LD_DEBUG=files): SimGrid, and the ns-3 libraries Debian's
+  // SimGrid needs, come in by dlopen from lib/ibnetsim when a run has programs, and never otherwise.
+  const auto loads = [](const std::string& args, const std::string& name) {
+    const auto r = testing::run_executable("run " + args + " --quiet", testing::scratch_path(name), "LD_DEBUG=files");
+    INFO(name << ": " << r.err.substr(0, 2000));
+    REQUIRE(r.exit_code == 0);
+    return r.err.find("file=libsimgrid.so") != std::string::npos;
+  };
+  CHECK_FALSE(loads(source_path("scenarios/phold.json") + " --set /duration_us=1", "loads_phold"));
+  CHECK_FALSE(loads(source_path("scenarios/experiments/uniform_random.json") +
+                        " --set '/host_model=\"fabric\"' --set /workloads/0/messages=2",
+                    "loads_fabric"));
+  CHECK(loads(source_path("scenarios/default.json") + " --set /workloads/0/iterations=2 --set /workloads/1/messages=1",
+              "loads_programs"));
+}
+
 TEST_CASE("cli: the data directory is --data-dir, else IBNETSIM_DATA_DIR, else share/ibnetsim next to the executable",
           "[cli][quick]") {
   namespace fs = std::filesystem;
