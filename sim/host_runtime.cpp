@@ -9,7 +9,10 @@
 #include <string>
 #include <utility>
 
+#include <cstddef>
 #include <dlfcn.h>
+#include <link.h>
+#include <unistd.h>
 
 namespace sim {
 
@@ -76,6 +79,31 @@ ProgramLimit program_limit() {
               " memory mappings (vm.max_map_count)"};
 }
 
+namespace {
+
+/// The directories the dynamic loader searches for libraries needed by the object that holds this code (the
+/// executable, or the Python module): its RUNPATH with $ORIGIN expanded, LD_LIBRARY_PATH, the system's.
+std::vector<std::string> loader_search_path() {
+  std::vector<std::string> directories;
+  Dl_info info{};
+  void* self = nullptr; // in glibc, a link_map is the object's handle
+  if (dladdr1(reinterpret_cast<void*>(&loader_search_path), &info, &self, RTLD_DL_LINKMAP) == 0 || self == nullptr)
+    return directories;
+  Dl_serinfo size{};
+  if (dlinfo(self, RTLD_DI_SERINFOSIZE, &size) != 0)
+    return directories;
+  std::vector<std::max_align_t> storage(size.dls_size / sizeof(std::max_align_t) + 1);
+  auto* search = reinterpret_cast<Dl_serinfo*>(storage.data());
+  *search = size;
+  if (dlinfo(self, RTLD_DI_SERINFO, search) != 0)
+    return directories;
+  for (unsigned i = 0; i < search->dls_cnt; ++i)
+    directories.emplace_back(search->dls_serpath[i].dls_name);
+  return directories;
+}
+
+} // namespace
+
 std::unique_ptr<ProgramEngine> make_program_engine() {
   using Factory = ProgramEngine* (*)(int);
   struct Module {
@@ -86,11 +114,24 @@ std::unique_ptr<ProgramEngine> make_program_engine() {
   static const Module module = [] {
     Module m;
     void* handle = dlopen(program_engine_module, RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr)
+    if (handle == nullptr) {
+      m.error = dlerror();
+      // A sanitizer's dlopen interceptor calls the loader from its own library, whose RUNPATH is not ours: look
+      // in our search path by hand.
+      for (const std::string& directory : loader_search_path()) {
+        const std::string path = directory + "/" + program_engine_module;
+        if (access(path.c_str(), F_OK) != 0)
+          continue;
+        handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (handle == nullptr)
+          m.error = dlerror();
+        break;
+      }
+    }
+    if (handle != nullptr) {
       m.factory = reinterpret_cast<Factory>(dlsym(handle, "ibnetsim_make_program_engine"));
-    if (m.factory == nullptr) {
-      const char* why = dlerror();
-      m.error = why != nullptr ? why : "no reason given";
+      if (m.factory == nullptr)
+        m.error = dlerror();
     }
     return m;
   }();
