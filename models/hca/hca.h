@@ -196,6 +196,8 @@ public:
   void set_tracer(sim::Tracer* tracer);
   /// A program's verbs call on QP `qpn` as an instant on the trace (no-op without a tracer).
   void trace_program(const sim::Simulator& sim, std::uint32_t qpn, std::string_view what, const std::string& args);
+  /// A tracer is set: trace_program() may record (callers skip building its arguments otherwise).
+  bool traces_programs() const { return tracer_ != nullptr; }
   const QpCounters& qp_counters(std::uint32_t qpn) const;
   /// The counters of all its QPs added up (peak_reads_outstanding: the largest).
   QpCounters totals() const;

@@ -163,6 +163,7 @@ void Cluster::spawn(std::string_view host_name, std::string program_name, std::f
   runtime_.spawn(std::move(program_name), [this, &node, body = std::move(body)](sim::Program& program) {
     Context context(program, node);
     body(context);
+    context.settle();
     programs_ended_at_ = std::max(programs_ended_at_, program.now());
   });
 }

@@ -19,9 +19,11 @@ sim::HostRuntime& Context::runtime() {
 }
 
 hca::Hca& Context::hca() {
+  settle();
   return *node_.hca;
 }
 pcie::HostMemory& Context::memory() {
+  settle();
   return *node_.memory;
 }
 std::uint16_t Context::lid(std::uint8_t port) const {
@@ -35,11 +37,13 @@ std::uint8_t Context::path_sl(std::uint16_t dlid, std::uint8_t port) const {
 }
 
 std::uint32_t Context::create_cq(std::uint32_t depth) {
+  settle();
   node_.signals.emplace_back(*node_.runtime);
   return add_cq(depth, node_.signals.back());
 }
 
 std::uint32_t Context::create_cq(std::uint32_t depth, std::uint32_t channel_of) {
+  settle();
   return add_cq(depth, *node_.cq_signals.at(channel_of));
 }
 
@@ -53,10 +57,12 @@ std::uint32_t Context::add_cq(std::uint32_t depth, sim::Signal& signal) {
 
 std::uint32_t Context::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq,
                                  std::uint32_t recv_cq) {
+  settle();
   return node_.hca->create_qp(type, caps, send_cq, recv_cq);
 }
 
 std::string Context::modify_qp(std::uint32_t qpn, verbs::QpState state, const verbs::QpAttr& attr) {
+  settle();
   return node_.hca->modify_qp(program_.simulator(), qpn, state, attr);
 }
 
@@ -78,32 +84,34 @@ verbs::PostResult Context::post_send(std::uint32_t qpn, std::span<const verbs::S
   const sim::Time build =
       cpu.post_send_cpu_cost + cpu.wqe_build_cpu_cost * static_cast<std::int64_t>(wrs.size()) +
       sim::Time::from_ps(static_cast<std::int64_t>(inline_bytes * cpu.inline_copy_ns_per_byte * 1e3));
-  program_.compute(build);
-  node_.hca->trace_program(program_.simulator(), qpn, "post_send",
-                           "\"wrs\": " + std::to_string(wrs.size()) +
-                               ", \"first_wr_id\": " + std::to_string(wrs.empty() ? 0 : wrs[0].wr_id));
+  program_.compute(take_owed() + build);
+  if (node_.hca->traces_programs())
+    node_.hca->trace_program(program_.simulator(), qpn, "post_send",
+                             "\"wrs\": " + std::to_string(wrs.size()) +
+                                 ", \"first_wr_id\": " + std::to_string(wrs.empty() ? 0 : wrs[0].wr_id));
   std::uint32_t stores = 0;
   const verbs::PostResult result = node_.hca->post_send(program_.simulator(), qpn, wrs, &stores);
   // The MMIO stores (the bus charged the same time before their TLPs left).
-  program_.compute(cpu.mmio_write_cpu_cost * stores);
+  owe(cpu.mmio_write_cpu_cost * stores);
   return result;
 }
 
 verbs::PostResult Context::post_recv(std::uint32_t qpn, std::span<const verbs::RecvWr> wrs) {
   const pcie::HostParams& cpu = node_.hca->host_params();
-  program_.compute(cpu.post_recv_cpu_cost * static_cast<std::int64_t>(wrs.size()));
+  program_.compute(take_owed() + cpu.post_recv_cpu_cost * static_cast<std::int64_t>(wrs.size()));
   return node_.hca->post_recv(program_.simulator(), qpn, wrs);
 }
 
 verbs::PostResult Context::post_srq_recv(std::uint32_t srq, std::span<const verbs::RecvWr> wrs) {
   const pcie::HostParams& cpu = node_.hca->host_params();
-  program_.compute(cpu.post_recv_cpu_cost * static_cast<std::int64_t>(wrs.size()));
+  program_.compute(take_owed() + cpu.post_recv_cpu_cost * static_cast<std::int64_t>(wrs.size()));
   return node_.hca->post_srq_recv(program_.simulator(), srq, wrs);
 }
 
 int Context::poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out) {
+  settle();
   const int n = node_.hca->poll_cq(cq, out);
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; node_.hca->traces_programs() && i < n; ++i) {
     const verbs::WorkCompletion& wc = out[static_cast<std::size_t>(i)];
     node_.hca->trace_program(program_.simulator(), wc.qp_num, "poll_cq",
                              "\"wr_id\": " + std::to_string(wc.wr_id) + ", \"opcode\": \"" +
@@ -111,7 +119,7 @@ int Context::poll_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out) {
                                  std::string(verbs::to_string(wc.status)) + "\"");
   }
   const pcie::HostParams& cpu = node_.hca->host_params();
-  program_.compute(cpu.poll_cq_cpu_cost + cpu.cqe_read_cpu_cost * std::max(n, 0));
+  owe(cpu.poll_cq_cpu_cost + cpu.cqe_read_cpu_cost * std::max(n, 0));
   return n;
 }
 
@@ -120,6 +128,7 @@ int Context::wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim
 }
 
 int Context::wait_any_cq(std::span<const std::uint32_t> cqs, sim::Time deadline) {
+  settle();
   sim::Signal& signal = *node_.cq_signals.at(cqs.front());
   assert(std::all_of(cqs.begin(), cqs.end(), [&](std::uint32_t cq) { return node_.cq_signals.at(cq) == &signal; }) &&
          "wait_any_cq over CQs of different completion channels");
@@ -139,11 +148,13 @@ int Context::wait_any_cq(std::span<const std::uint32_t> cqs, sim::Time deadline)
 }
 
 std::size_t Context::watch_buffer(std::uint64_t address) {
+  settle();
   sim::Signal& signal = node_.watch_signals.emplace_back(*node_.runtime);
   return node_.hca->watch_writes(address, &signal);
 }
 
 void Context::wait_for_writes(std::size_t watch, std::uint64_t count) {
+  settle();
   sim::Signal& signal = node_.watch_signals.at(watch);
   while (true) {
     signal.clear();

@@ -2,6 +2,11 @@
 // the driver spends (host profile: post_send, WQE build, inline copy, MMIO store, post_recv, poll_cq) to the program
 // before its effect goes to the bus. Programs are SimGrid actors (sim::Program); they block only here or through
 // sim::Program.
+//
+// The CPU time a call spends after its effect (the MMIO stores after a post, the CQE reads after a poll) is owed,
+// not slept at once: the next call pays it before it does anything, in one sleep with its own cost where it has
+// one. Every effect happens at the instant it did when each cost was slept separately, with one wake-up fewer
+// per post and per poll. now() includes what is owed; program(), hca() and memory() pay it first.
 #pragma once
 
 #include <cstdint>
@@ -19,12 +24,16 @@ class Context {
 public:
   Context(sim::Program& program, HostNode& node);
 
-  sim::Program& program() { return program_; }
+  sim::Program& program() {
+    settle();
+    return program_;
+  }
   /// The host runtime the program runs in (for signals between programs).
   sim::HostRuntime& runtime();
   /// Faults are injected into this run: work requests may fail, and messages may never come.
   bool faults() const;
-  sim::Time now() const { return program_.now(); }
+  /// The program's time, CPU time owed included.
+  sim::Time now() const { return program_.now() + owed_; }
   hca::Hca& hca();
   /// The host's memory: allocate buffers here; in verification mode they hold bytes.
   pcie::HostMemory& memory();
@@ -67,11 +76,29 @@ public:
   /// until it changes, without simulating every read of the spin. Costs one read of the spin.
   void wait_for_writes(std::size_t watch, std::uint64_t count);
 
+  /// Pays the CPU time owed (the program's body ends with it).
+  void settle() {
+    if (owing_)
+      program_.compute(take_owed());
+  }
+
 private:
   std::uint32_t add_cq(std::uint32_t depth, sim::Signal& signal);
+  void owe(sim::Time cpu) {
+    owed_ += cpu;
+    owing_ = true;
+  }
+  sim::Time take_owed() {
+    const sim::Time owed = owed_;
+    owed_ = sim::Time::zero();
+    owing_ = false;
+    return owed;
+  }
 
   sim::Program& program_;
   HostNode& node_;
+  sim::Time owed_ = sim::Time::zero();
+  bool owing_ = false; ///< even a zero cost was a yield: paying it keeps the order of events at that instant
 };
 
 } // namespace ib::host
