@@ -3,16 +3,15 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <dlfcn.h>
 #include <fstream>
+#include <link.h>
 #include <stdexcept>
 #include <string>
-#include <utility>
-
-#include <cstddef>
-#include <dlfcn.h>
-#include <link.h>
 #include <unistd.h>
+#include <utility>
 
 namespace sim {
 

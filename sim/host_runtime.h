@@ -153,11 +153,11 @@ private:
   void* burst_context_ = nullptr;
   void (*burst_)(void*, Simulator&, Time) = nullptr;
   Time until_ = Time::max();
-  std::int64_t epoch_ps_ = 0; // SimGrid's clock when this runtime started: its clock survives engines
+  std::int64_t epoch_ps_ = 0;             // SimGrid's clock when this runtime started: its clock survives engines
   std::unique_ptr<ProgramEngine> engine_; // SimGrid, loaded for runs with programs (sim/program_engine.h)
   Time fabric_timer_at_ = Time::max();
   bool fabric_timer_set_ = false;
-  std::uint32_t runnable_ = 0;   // programs that are running or ready to run
+  std::uint32_t runnable_ = 0; // programs that are running or ready to run
   bool stopping_ = false;
   bool ran_ = false;
   std::exception_ptr failure_;

@@ -240,12 +240,12 @@ TEST_CASE("cli: a sending program wakes under three times per message: the CPU t
           "[cli][quick]") {
   // Per message a pattern's program wakes for the completion, sleeps its poll and the next post's WQE build in one,
   // and pays the MMIO stores before it waits again; sleeping each cost apart took 3.83 wake-ups per message here.
-  const nlohmann::json s = {{"name", "perm16"},
-                            {"seed", 1},
-                            {"topology", source_path("topologies/examples/ft2-16.json")},
-                            {"subnet_manager", {{"routing", "ftree"}}},
-                            {"workloads",
-                             {{{"type", "permutation"}, {"size_bytes", 4096}, {"messages", 200}, {"tx_depth", 16}}}}};
+  const nlohmann::json s = {
+      {"name", "perm16"},
+      {"seed", 1},
+      {"topology", source_path("topologies/examples/ft2-16.json")},
+      {"subnet_manager", {{"routing", "ftree"}}},
+      {"workloads", {{{"type", "permutation"}, {"size_bytes", 4096}, {"messages", 200}, {"tx_depth", 16}}}}};
   const std::string path = testing::write_temp("perm16_events.json", s.dump());
   const auto r = run_cli({"run", path, "--events", "--format", "json"});
   REQUIRE(r.exit_code == 0);
