@@ -155,7 +155,7 @@ struct HostRuntime::ProgramState {
 void Signal::notify() {
   ++pending_;
   if (waiter_ >= 0) {
-    runtime_->schedule_wake(static_cast<std::uint32_t>(waiter_), runtime_->sim_.now());
+    runtime_->schedule_wake(static_cast<std::uint32_t>(waiter_), std::max(runtime_->sim_.now(), waiter_not_before_));
     waiter_ = -1;
   }
 }
@@ -184,10 +184,17 @@ void Program::sleep_until(Time at) {
 }
 
 void Program::wait(Signal& signal) {
+  wait(signal, Time::zero());
+}
+
+void Program::wait(Signal& signal, Time not_before) {
+  if (signal.pending_ > 0 && now() < not_before)
+    sleep_until(not_before);
   while (signal.pending_ == 0) {
     if (signal.waiter_ >= 0 && signal.waiter_ != index_)
       throw std::logic_error("two programs wait on one signal");
     signal.waiter_ = index_;
+    signal.waiter_not_before_ = not_before;
     runtime_.block(index_);
   }
   --signal.pending_;
@@ -198,6 +205,7 @@ bool Program::wait_for(Signal& signal, Time timeout) {
     if (signal.waiter_ >= 0 && signal.waiter_ != index_)
       throw std::logic_error("two programs wait on one signal");
     signal.waiter_ = index_;
+    signal.waiter_not_before_ = Time::zero();
     // Both wake-ups carry the current generation; whichever fires first makes the other stale.
     runtime_.schedule_wake(index_, now() + timeout);
     runtime_.block(index_);

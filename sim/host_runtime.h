@@ -70,6 +70,7 @@ private:
   HostRuntime* runtime_;
   std::uint32_t pending_ = 0;
   std::int64_t waiter_ = -1; // index of the program blocked on this signal, or -1
+  Time waiter_not_before_;   // the waiter resumes no earlier than this
 };
 
 /// The face a program's body sees. Valid only inside the body.
@@ -82,6 +83,9 @@ public:
   void sleep_until(Time at);
   /// Blocks until `signal` has a notification, then consumes one.
   void wait(Signal& signal);
+  /// As wait(), resuming no earlier than `not_before`: the CPU time a program still owes (a store, a poll's reads)
+  /// overlaps its wait, and costs a wake-up only when the notification comes first.
+  void wait(Signal& signal, Time not_before);
   /// As wait(), but gives up after `timeout`; true when a notification was consumed.
   bool wait_for(Signal& signal, Time timeout);
   const std::string& name() const;

@@ -128,18 +128,24 @@ int Context::wait_cq(std::uint32_t cq, std::span<verbs::WorkCompletion> out, sim
 }
 
 int Context::wait_any_cq(std::span<const std::uint32_t> cqs, sim::Time deadline) {
-  settle();
+  if (deadline != sim::Time::max())
+    settle();
   sim::Signal& signal = *node_.cq_signals.at(cqs.front());
   assert(std::all_of(cqs.begin(), cqs.end(), [&](std::uint32_t cq) { return node_.cq_signals.at(cq) == &signal; }) &&
          "wait_any_cq over CQs of different completion channels");
   while (true) {
     // A signal's notifications only say that something may have changed: the CQs themselves say what.
     signal.clear();
-    for (std::size_t i = 0; i < cqs.size(); ++i)
-      if (node_.hca->cq_ready(cqs[i]) > 0)
+    for (std::size_t i = 0; i < cqs.size(); ++i) {
+      if (node_.hca->cq_ready(cqs[i]) > 0) {
+        settle(); // a CQE visible now is still there when the CPU time owed is paid
         return static_cast<int>(i);
+      }
+    }
     if (deadline == sim::Time::max()) {
-      program_.wait(signal);
+      // Every CQE notifies the channel: the CPU time owed overlaps the wait, and the program looks again when
+      // both are over, at the instant it would have looked after paying it first.
+      program_.wait(signal, program_.now() + take_owed());
     } else {
       if (program_.now() >= deadline || !program_.wait_for(signal, deadline - program_.now()))
         return -1;

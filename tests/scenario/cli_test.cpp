@@ -236,10 +236,11 @@ TEST_CASE("cli: run --events counts events by part of the model and per message"
   CHECK_THAT(phold.err, Catch::Contains("--events needs a fabric scenario"));
 }
 
-TEST_CASE("cli: a sending program wakes under three times per message: the CPU time after a post or poll is owed",
+TEST_CASE("cli: a sending program wakes about twice per message: the CPU time after a post or poll is owed",
           "[cli][quick]") {
-  // Per message a pattern's program wakes for the completion, sleeps its poll and the next post's WQE build in one,
-  // and pays the MMIO stores before it waits again; sleeping each cost apart took 3.83 wake-ups per message here.
+  // Per message a pattern's program wakes for the completion, and sleeps its poll and the next post's WQE build in
+  // one; the MMIO stores it still owes overlap its wait for the next completion. Sleeping each cost apart took 3.83
+  // wake-ups per message here.
   const nlohmann::json s = {
       {"name", "perm16"},
       {"seed", 1},
@@ -252,8 +253,8 @@ TEST_CASE("cli: a sending program wakes under three times per message: the CPU t
   const auto report = nlohmann::json::parse(r.out);
   const auto& by = report["results"]["kernel_events_by_part"];
   CHECK(by["messages"] == 3200);
-  CHECK(by["parts"]["programs"]["per_message"].get<double>() < 2.9);
-  CHECK(by["parts"]["programs"]["per_message"].get<double>() > 2.5);
+  CHECK(by["parts"]["programs"]["per_message"].get<double>() < 2.1);
+  CHECK(by["parts"]["programs"]["per_message"].get<double>() > 1.8);
   // The same instants as with every cost slept apart (this run's figures then, to the picosecond).
   const auto& results = report["results"]["workloads"]["permutation"]["results"];
   CHECK(results["message_latency"]["t_min_us"] == 2.5753);

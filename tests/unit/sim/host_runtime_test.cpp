@@ -132,6 +132,35 @@ TEST_CASE("sim::HostRuntime: a notification before the wait is not lost, and wai
   CHECK(woke_at == 20);
 }
 
+TEST_CASE("sim::HostRuntime: a wait with a not-before instant resumes at the later of it and the notification",
+          "[sim][quick]") {
+  struct Case {
+    std::int64_t notify_at, not_before, computed_first, expected;
+  };
+  // Notified before the instant: resumes at the instant; after it: at the notification; pending before the wait
+  // began: still not before the instant.
+  for (const Case c : {Case{5, 20, 0, 20}, Case{30, 20, 0, 30}, Case{20, 20, 0, 20}, Case{3, 40, 10, 40}}) {
+    sim::Simulator sim(1);
+    sim::HostRuntime runtime(sim);
+    std::vector<std::string> log;
+    sim::Signal signal(runtime);
+    Fabric fabric{sim, log, &signal, sim::Time::from_ps(c.notify_at)};
+    sim.schedule(sim::Time::from_ps(c.notify_at), sim::Target{ticker_type, 0}, 0, 1);
+    std::int64_t woke_at = -1;
+    runtime.spawn("waiter", [&](sim::Program& p) {
+      if (c.computed_first > 0)
+        p.compute(sim::Time::from_ps(c.computed_first));
+      p.wait(signal, sim::Time::from_ps(c.not_before));
+      woke_at = p.now().ps();
+    });
+    const auto outcome = runtime.run(fabric, sim::Time::from_ps(1'000));
+    INFO("notified at " << c.notify_at << ", not before " << c.not_before);
+    CHECK(woke_at == c.expected);
+    CHECK(signal.pending() == 0);
+    CHECK(outcome.wakeups == (c.computed_first > 0 ? 2u : 1u)); // never woken at the instant for nothing
+  }
+}
+
 TEST_CASE("sim::HostRuntime: the run stops at its end time and unwinds programs still blocked", "[sim][quick]") {
   sim::Simulator sim(1);
   sim::HostRuntime runtime(sim);
