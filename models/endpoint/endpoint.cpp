@@ -102,6 +102,7 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
   switch (static_cast<Kind>(event.kind)) {
   case Kind::packet_arrives:
     receive(sim, link::PacketHandle{event.handle});
+    keep_tx_done_for_flow_control(sim);
     return;
   case Kind::flow_control_arrives:
     ports_[link::Port::port_of(event) - 1u].port.on_flow_control_arrives(sim);
@@ -109,9 +110,11 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   case Kind::flow_control_refresh:
     ports_[link::Port::port_of(event) - 1u].port.on_flow_control_refresh(sim);
+    keep_tx_done_for_flow_control(sim);
     return;
   case Kind::tx_done:
     sending_ = false;
+    tx_scheduled_ = false;
     if (requeue_ != 0) { // behind the connections that became ready while its packet was leaving
       Connection& c = connection(requeue_);
       if (has_packet(c))
@@ -149,9 +152,43 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
   }
 }
 
+void Endpoint::start_tx(sim::Simulator& sim, sim::Time done_at) {
+  sending_ = true;
+  tx_done_at_ = done_at;
+  tx_seq_ = sim.reserve_seq();
+  tx_scheduled_ = false;
+  if (requeue_ != 0 || anything_to_send())
+    schedule_tx_done(sim);
+}
+
+void Endpoint::schedule_tx_done(sim::Simulator& sim) {
+  tx_scheduled_ = true;
+  sim.schedule_reserved(tx_done_at_, tx_seq_, self_, static_cast<std::uint8_t>(Kind::tx_done));
+}
+
+bool Endpoint::anything_to_send() const {
+  for (unsigned vl = 0; vl < link::vl_slots; ++vl)
+    if (!ready_[vl].empty() || !acks_[vl].empty())
+      return true;
+  return false;
+}
+
+void Endpoint::keep_tx_done_for_flow_control(sim::Simulator& sim) {
+  if (sending_ && !tx_scheduled_ && ports_[0].port.flow_control_waiting() && !tx_over(sim))
+    schedule_tx_done(sim);
+}
+
 void Endpoint::try_send(sim::Simulator& sim) {
-  if (sending_)
-    return;
+  if (sending_) {
+    if (tx_scheduled_)
+      return;
+    if (!tx_over(sim)) {
+      if (anything_to_send())
+        schedule_tx_done(sim);
+      return;
+    }
+    sending_ = false; // left with nothing waiting until now: its tx_done would have done nothing
+  }
   link::Port& port = ports_[0].port;
   const sim::Time now = sim.now();
   if (!port.connected() || !port.may_start(now))
@@ -233,15 +270,15 @@ void Endpoint::send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn) 
     m.last_psn = pool_[handle].psn;
     ++c.sending;
   }
-  sending_ = true;
   const sim::Time done_at = ports_[0].port.send(sim, pool_, handle, c.vl, sim::Time::zero());
-  sim.schedule(done_at, self_, static_cast<std::uint8_t>(Kind::tx_done));
   // Round robin: the connection goes to the back of its VL's ring, once this packet has left, while it has a
   // packet to send now.
   if (!last || (c.sending < c.messages.size() && c.messages[c.sending].ready_at <= sim.now())) {
     requeue_ = qpn;
+    start_tx(sim, done_at);
     return;
   }
+  start_tx(sim, done_at);
   c.queued = false;
   if (c.sending < c.messages.size())
     sim.schedule(c.messages[c.sending].ready_at, self_, static_cast<std::uint8_t>(Kind::message_ready), qpn);
@@ -275,9 +312,7 @@ void Endpoint::send_ack(sim::Simulator& sim, const Ack& ack) {
   const link::PacketHandle handle =
       new_packet(sim, c, link::Opcode::acknowledge, 0, ack_wire_bytes, ack.psn & psn_mask, nak);
   ++counters_.acks_sent;
-  sending_ = true;
-  const sim::Time done_at = ports_[0].port.send(sim, pool_, handle, c.vl, sim::Time::zero());
-  sim.schedule(done_at, self_, static_cast<std::uint8_t>(Kind::tx_done));
+  start_tx(sim, ports_[0].port.send(sim, pool_, handle, c.vl, sim::Time::zero()));
 }
 
 void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {

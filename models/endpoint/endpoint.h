@@ -184,6 +184,16 @@ private:
   void fail(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
   std::uint8_t vl_of(std::uint8_t sl) const;
   Connection& connection(std::uint32_t qpn) { return connections_[qpn - first_qpn]; }
+  /// A packet has started on the wire and leaves at `done_at`.
+  void start_tx(sim::Simulator& sim, sim::Time done_at);
+  /// Whether its tx_done would already have been dispatched, by now and the calendar's order.
+  bool tx_over(const sim::Simulator& sim) const {
+    return sim.now() > tx_done_at_ || (sim.now() == tx_done_at_ && sim.dispatching_seq() > tx_seq_);
+  }
+  void schedule_tx_done(sim::Simulator& sim);
+  bool anything_to_send() const;
+  /// A flow-control packet waits for the port to be free: the tx_done that frees it must come.
+  void keep_tx_done_for_flow_control(sim::Simulator& sim);
 
   static constexpr std::uint32_t first_qpn = 2; ///< as HCAs number QPs: 0 and 1 are the special QPs
 
@@ -191,7 +201,13 @@ private:
   Params params_;
   sim::Target self_;
   std::uint32_t component_id_;
+  // The packet on the wire ends at tx_done_at_. Its tx_done event, with the calendar place tx_seq_ reserved when it
+  // started, is scheduled only once something waits to be sent or a flow-control packet waits for the port: an
+  // event that would have found nothing to do is never dispatched, and those that are keep their order exactly.
   bool sending_ = false;
+  bool tx_scheduled_ = false;
+  sim::Time tx_done_at_;
+  std::uint64_t tx_seq_ = 0;
   bool reliable_ = false;
   std::uint32_t requeue_ = 0; ///< the connection whose packet is leaving, to queue again when it has left (0: none)
   std::vector<PortState> ports_;

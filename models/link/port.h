@@ -244,6 +244,8 @@ public:
   /// frees its blocks without telling the peer (link_up() re-initialises the credits).
   void discard_buffered(std::uint8_t vl, std::uint32_t wire_bytes);
   /// The owner has nothing to send now: pending FC packets go out.
+  /// A flow-control packet waits for the port to be free (flush_flow_control() sends it).
+  bool flow_control_waiting() const { return tx_.flow_control_pending != 0; }
   void flush_flow_control(sim::Simulator& sim) {
     if (tx_.flow_control_pending != 0) // usually nothing waits: keep the call cheap on every send and tx_done
       send_pending_flow_control(sim);

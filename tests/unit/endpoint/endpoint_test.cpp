@@ -84,6 +84,9 @@ TEST_CASE("An endpoint completes a message after its send, wire, ACK and complet
   CHECK(net.b().counters().payload_bytes_received == 4096);
   CHECK(net.a().check_quiescent().empty());
   CHECK(net.pool.live() == 0);
+  // The message ready, the data packet and the ACK arriving, the ACK ready, the completion, and each port's
+  // flow-control refresh: the ends of serialization, with nothing waiting to be sent, are never dispatched.
+  CHECK(net.sim.events_dispatched() == 7); // 9 when each serialization end was an event
 }
 
 TEST_CASE("An endpoint sends back to back at line rate and completes in posting order") {
