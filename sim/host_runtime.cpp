@@ -270,9 +270,8 @@ HostRuntime::Outcome HostRuntime::run_engine(Time until) {
   // SimGrid's clock carries over from earlier engines in this process: measure time from here.
   epoch_ps_ = clock_ps(*engine_) - sim_.now().ps();
   engine_->run();
-  engine_->remove_timer();
+  engine_.reset(); // removes its timer, if one is left
   fabric_timer_set_ = false;
-  engine_.reset();
   if (failure_)
     std::rethrow_exception(failure_);
   return outcome_;

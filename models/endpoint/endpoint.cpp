@@ -273,12 +273,12 @@ void Endpoint::send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn) 
   const sim::Time done_at = ports_[0].port.send(sim, pool_, handle, c.vl, sim::Time::zero());
   // Round robin: the connection goes to the back of its VL's ring, once this packet has left, while it has a
   // packet to send now.
-  if (!last || (c.sending < c.messages.size() && c.messages[c.sending].ready_at <= sim.now())) {
+  const bool more_now = !last || (c.sending < c.messages.size() && c.messages[c.sending].ready_at <= sim.now());
+  if (more_now)
     requeue_ = qpn;
-    start_tx(sim, done_at);
-    return;
-  }
   start_tx(sim, done_at);
+  if (more_now)
+    return;
   c.queued = false;
   if (c.sending < c.messages.size())
     sim.schedule(c.messages[c.sending].ready_at, self_, static_cast<std::uint8_t>(Kind::message_ready), qpn);

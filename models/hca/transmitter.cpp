@@ -171,11 +171,7 @@ void Transmitter::try_transmit(sim::Simulator& sim, PortState& port) {
     if (!entry.payload_in)
       return; // its DMA read wakes us
     if (entry.generation != core_.qps[entry.qp_index].req.tx_generation) {
-      // Built before a rewind: go-back-N rebuilds it.
-      port.data.pop_front();
-      port.payload_buffered -= entry.payload_bytes;
-      core_.free_packet(entry.packet);
-      entries_.release(th);
+      drop_front(port); // built before a rewind: go-back-N rebuilds it
       continue;
     }
     if (entry.ready_at > now) {
@@ -214,12 +210,9 @@ void Transmitter::discard_queued(sim::Simulator& sim, PortState& port) {
     port.port.count_loss(link::Loss::xmit_discard);
   }
   while (!port.data.empty()) {
-    const TxHandle th = port.data.front();
-    TxEntry& entry = entries_[th];
+    const TxEntry& entry = entries_[port.data.front()];
     if (!entry.payload_in)
       return; // its DMA read brings us back
-    port.data.pop_front();
-    port.payload_buffered -= entry.payload_bytes;
     Qp& qp = core_.qps[entry.qp_index];
     if (entry.generation == qp.req.tx_generation) {
       port.port.count_loss(link::Loss::xmit_discard);
@@ -229,9 +222,17 @@ void Transmitter::discard_queued(sim::Simulator& sim, PortState& port) {
           requester_.on_request_left(sim, qp, entry);
       }
     }
-    core_.free_packet(entry.packet);
-    entries_.release(th);
+    drop_front(port);
   }
+}
+
+void Transmitter::drop_front(PortState& port) {
+  const TxHandle th = port.data.front();
+  const TxEntry& entry = entries_[th];
+  port.data.pop_front();
+  port.payload_buffered -= entry.payload_bytes;
+  core_.free_packet(entry.packet);
+  entries_.release(th);
 }
 
 void Transmitter::on_tx_done(sim::Simulator& sim, PortState& port) {

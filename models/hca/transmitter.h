@@ -91,6 +91,8 @@ private:
   void wake(sim::Simulator& sim, PortState& port, sim::Time at);
   /// The port's link is down: drops its queued packets whose payload is in.
   void discard_queued(sim::Simulator& sim, PortState& port);
+  /// Takes the first packet of `port`'s transmit queue out of it and frees it, unsent.
+  void drop_front(PortState& port);
 
   Core& core_;
   Requester& requester_;

@@ -243,9 +243,9 @@ public:
   /// The owner drops a packet of `wire_bytes` it held in this port's buffer on `vl` because the link went down:
   /// frees its blocks without telling the peer (link_up() re-initialises the credits).
   void discard_buffered(std::uint8_t vl, std::uint32_t wire_bytes);
-  /// The owner has nothing to send now: pending FC packets go out.
   /// A flow-control packet waits for the port to be free (flush_flow_control() sends it).
   bool flow_control_waiting() const { return tx_.flow_control_pending != 0; }
+  /// The owner has nothing to send now: pending FC packets go out.
   void flush_flow_control(sim::Simulator& sim) {
     if (tx_.flow_control_pending != 0) // usually nothing waits: keep the call cheap on every send and tx_done
       send_pending_flow_control(sim);
