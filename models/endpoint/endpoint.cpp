@@ -38,6 +38,7 @@ Endpoint::Endpoint(sim::Target self, std::uint32_t component_id, link::PacketPoo
     : pool_(pool), params_(params), self_(self), component_id_(component_id), ports_(port_count) {}
 
 void Endpoint::set_tracer(sim::Tracer* tracer) {
+  tracer_ = tracer;
   for (PortState& p : ports_)
     p.port.set_tracer(tracer);
 }
@@ -91,11 +92,59 @@ void Endpoint::post(sim::Simulator& sim, std::uint32_t qpn, std::uint64_t wr_id,
   }
 }
 
-void Endpoint::make_ready(sim::Simulator&, Connection& c, std::uint32_t qpn) {
+void Endpoint::make_ready(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
   if (c.queued)
     return;
   c.queued = true;
+  if (c.next_send_at > sim.now()) [[unlikely]] { // held back by congestion control: queued when that is over
+    if (!c.throttle_pending) {
+      c.throttle_pending = true;
+      sim.schedule(c.next_send_at, self_, static_cast<std::uint8_t>(Kind::throttle_over), qpn);
+    }
+    return;
+  }
   ready_[c.vl].push_back(qpn);
+}
+
+void Endpoint::on_becn(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
+  if (!cc_.applies_to(c.sl))
+    return;
+  ++cc_counters_.becn_received;
+  link::cc::Ccti& ccti = cc_.per_sl ? sl_flows_[c.sl & 15u].ccti : c.ccti;
+  const std::uint16_t index = ccti.on_becn(sim.now(), cc_);
+  cc_counters_.max_ccti = std::max(cc_counters_.max_ccti, index);
+  if (index == cc_.trigger_threshold)
+    ++cc_counters_.trigger_events;
+  if (tracer_ != nullptr && tracer_->wants(component_id_, qpn, sim.now(), sim.now()))
+    tracer_->instant(component_id_, 0, "congestion", "BECN", sim.now(),
+                     "\"qpn\": " + std::to_string(qpn) + ", \"sl\": " + std::to_string(c.sl) +
+                         ", \"ccti\": " + std::to_string(index));
+}
+
+sim::Time Endpoint::throttle(sim::Simulator& sim, Connection& c, std::uint32_t wire_bytes, sim::Time done_at) {
+  const link::cc::Ccti& ccti = cc_.per_sl ? sl_flows_[c.sl & 15u].ccti : c.ccti;
+  const std::uint16_t index = ccti.at(sim.now(), cc_);
+  if (index == 0 || index >= cc_.table.size())
+    return sim::Time::zero();
+  const sim::Time delay =
+      link::cc::injection_delay(cc_.table[index], sim::transfer_time(wire_bytes, ports_[0].port.link().data_rate));
+  if (delay == sim::Time::zero())
+    return delay;
+  ++cc_counters_.throttled_packets;
+  cc_counters_.throttled_time += delay;
+  (cc_.per_sl ? sl_flows_[c.sl & 15u].next_send_at : c.next_send_at) = done_at + delay;
+  return delay;
+}
+
+bool Endpoint::sl_throttled(sim::Simulator& sim, const Connection& c) {
+  SlFlow& flow = sl_flows_[c.sl & 15u];
+  if (flow.next_send_at <= sim.now())
+    return false;
+  if (!flow.wake_pending) {
+    flow.wake_pending = true;
+    sim.schedule(flow.next_send_at, self_, static_cast<std::uint8_t>(Kind::sl_throttle_over), c.sl & 15u);
+  }
+  return true;
 }
 
 void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
@@ -134,6 +183,20 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   case Kind::retry_timer:
     on_retry_timer(sim, connection(event.handle), event.handle);
+    return;
+  case Kind::throttle_over: {
+    Connection& c = connection(event.handle);
+    c.throttle_pending = false;
+    if (c.queued && has_packet(c))
+      ready_[c.vl].push_back(event.handle);
+    else
+      c.queued = false;
+    try_send(sim);
+    return;
+  }
+  case Kind::sl_throttle_over:
+    sl_flows_[event.handle & 15u].wake_pending = false;
+    try_send(sim);
     return;
   case Kind::ack_ready:
     acks_[connection(event.handle).vl].push_back({event.handle, event.generation});
@@ -202,7 +265,11 @@ void Endpoint::try_send(sim::Simulator& sim) {
       connection(ready_[vl].front()).queued = false;
       ready_[vl].pop_front();
     }
-    const bool has_ack = !acks_[vl].empty(), has_data = !ready_[vl].empty();
+    bool has_data = !ready_[vl].empty();
+    const bool has_ack = !acks_[vl].empty();
+    if (has_data && !has_ack && cc_.per_sl && cc_.enabled && sl_throttled(sim, connection(ready_[vl].front())))
+        [[unlikely]]
+      has_data = false; // its SL is held back by congestion control
     if (!has_ack && !has_data)
       continue;
     waiting = true;
@@ -270,13 +337,21 @@ void Endpoint::send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn) 
     m.last_psn = pool_[handle].psn;
     ++c.sending;
   }
+  const std::uint32_t wire_bytes = pool_[handle].wire_bytes;
   const sim::Time done_at = ports_[0].port.send(sim, pool_, handle, c.vl, sim::Time::zero());
+  const bool held_back =
+      cc_.applies_to(c.sl) && throttle(sim, c, wire_bytes, done_at) != sim::Time::zero() && !cc_.per_sl;
   // Round robin: the connection goes to the back of its VL's ring, once this packet has left, while it has a
   // packet to send now.
   const bool more_now = !last || (c.sending < c.messages.size() && c.messages[c.sending].ready_at <= sim.now());
-  if (more_now)
+  if (more_now && !held_back)
     requeue_ = qpn;
   start_tx(sim, done_at);
+  if (more_now && held_back) [[unlikely]] { // congestion control per QP: queued again once its delay is over
+    c.throttle_pending = true;
+    sim.schedule(c.next_send_at, self_, static_cast<std::uint8_t>(Kind::throttle_over), qpn);
+    return;
+  }
   if (more_now)
     return;
   c.queued = false;
@@ -311,6 +386,10 @@ void Endpoint::send_ack(sim::Simulator& sim, const Ack& ack) {
   const bool nak = (ack.psn & nak_flag) != 0;
   const link::PacketHandle handle =
       new_packet(sim, c, link::Opcode::acknowledge, 0, ack_wire_bytes, ack.psn & psn_mask, nak);
+  if ((ack.psn & becn_flag) != 0) [[unlikely]] {
+    pool_[handle].becn = true;
+    ++cc_counters_.becn_sent;
+  }
   ++counters_.acks_sent;
   start_tx(sim, ports_[0].port.send(sim, pool_, handle, c.vl, sim::Time::zero()));
 }
@@ -331,6 +410,12 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
     throw violation("endpoint-unknown-qp", "a packet for a connection this endpoint does not have");
   const std::uint32_t qpn = p.dest_qpn;
   Connection& c = connection(qpn);
+  if (p.opcode == link::Opcode::acknowledge && p.becn) [[unlikely]]
+    on_becn(sim, c, qpn);
+  // FECN on a data packet: its ACK, at once whether or not it asked for one, carries BECN back (A10; RC).
+  const std::uint32_t becn = p.fecn && cc_.enabled && p.opcode != link::Opcode::acknowledge ? becn_flag : 0;
+  if (becn != 0) [[unlikely]]
+    ++cc_counters_.fecn_received;
   if (reliable_) {
     if (p.opcode == link::Opcode::acknowledge) {
       receive_ack(sim, c, qpn, p.psn, p.ack_request);
@@ -339,8 +424,9 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
       c.nak_sent = false;
       counters_.payload_bytes_received += p.payload_bytes;
       counters_.messages_delivered += last_of_message(p.opcode) ? 1 : 0;
-      if (p.ack_request)
-        sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn, p.psn);
+      if (p.ack_request || becn != 0)
+        sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn,
+                     p.psn | becn);
     } else if (psn_diff(p.psn, c.expected_psn & psn_mask) < 0 && p.ack_request) {
       // A duplicate (its ACK was lost, or the sender went back): acknowledged again, up to what is in.
       sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn,
@@ -370,8 +456,9 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
     ++c.expected_psn;
     counters_.payload_bytes_received += p.payload_bytes;
     counters_.messages_delivered += last_of_message(p.opcode) ? 1 : 0;
-    if (p.ack_request)
-      sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn, p.psn);
+    if (p.ack_request || becn != 0)
+      sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn,
+                   p.psn | becn);
   }
   const std::uint8_t vl = p.vl;
   const std::uint32_t wire = p.wire_bytes;

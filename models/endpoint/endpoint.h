@@ -9,6 +9,11 @@
 // message ack_latency after its last packet's last bit is in; the sender reports the completion to the connection's
 // client completion_latency after the ACK's last bit is in. The latencies come from the HCA profile (the endpoint_*
 // keys), calibrated against the full host model.
+//
+// Congestion control (IBA A10, set_congestion_control): a packet that arrives with FECN is acknowledged at once
+// with BECN set; a BECN raises the CCTI of its connection (or of its SL, with per-SL control), and each data packet
+// sent while the CCTI is above zero holds its connection (or SL) back for the table's injection delay after its
+// last bit.
 #pragma once
 
 #include <array>
@@ -16,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "models/link/congestion.h"
 #include "models/link/link.h"
 #include "sim/ring.h"
 #include "sim/simulator.h"
@@ -75,6 +81,8 @@ public:
     ack_ready,        ///< handle = connection, generation = PSN acknowledged
     completion_ready, ///< handle = connection: its oldest acknowledged message completes
     retry_timer,      ///< handle = connection: its transport timer may have expired
+    throttle_over,    ///< handle = connection: its injection delay is over (congestion control per QP)
+    sl_throttle_over, ///< handle = SL: its injection delay is over (congestion control per SL)
   };
 
   /// An endpoint with `port_count` IB ports (traffic uses port 1), whose events go to `self`.
@@ -104,10 +112,13 @@ public:
   /// Faults may lose packets: receivers drop what is out of order and acknowledge duplicates, senders time out and
   /// go back. Off, a lost or reordered packet is an invariant violation.
   void enable_retransmission() { reliable_ = true; }
+  /// The SM's CACongestionSetting and CongestionControlTable for this port. Call before traffic.
+  void set_congestion_control(const link::cc::CaSetting& setting) { cc_ = setting; }
   /// Posts a message of `size_bytes` (at least 1) on `qpn`.
   void post(sim::Simulator& sim, std::uint32_t qpn, std::uint64_t wr_id, std::uint32_t size_bytes);
 
   const Counters& counters() const { return counters_; }
+  const link::cc::CaCounters& congestion_counters() const { return cc_counters_; }
   std::size_t connection_count() const { return connections_.size(); }
   /// "" when every message posted has completed and nothing is waiting to be sent; else what is left.
   std::string check_quiescent() const;
@@ -143,10 +154,13 @@ private:
     sim::Time timeout;                     ///< zero: no transport timer
     sim::Time deadline = sim::Time::max(); ///< when the transport timer expires; max: not running
     std::uint8_t retry_count = 7, retries_left = 7;
-    bool timer_pending = false;  ///< a retry_timer event is in the calendar
-    bool failed = false;         ///< in error: every message completes flushed
-    bool nak_sent = false;       ///< responder: a NAK for the gap at expected_psn is out
-    sim::Ring<Message> messages; ///< posted, not completed, in order
+    bool timer_pending = false;    ///< a retry_timer event is in the calendar
+    bool failed = false;           ///< in error: every message completes flushed
+    bool nak_sent = false;         ///< responder: a NAK for the gap at expected_psn is out
+    bool throttle_pending = false; ///< a throttle_over event is in the calendar (it queues the connection)
+    link::cc::Ccti ccti;           ///< congestion control per QP
+    sim::Time next_send_at;        ///< per QP: no data packet before this (the injection delay)
+    sim::Ring<Message> messages;   ///< posted, not completed, in order
   };
   struct PortState {
     link::Port port;
@@ -159,6 +173,13 @@ private:
     std::uint32_t psn; ///< with nak_flag: a NAK (PSN sequence error) asking for this PSN again
   };
   static constexpr std::uint32_t nak_flag = 1u << 31;
+  static constexpr std::uint32_t becn_flag = 1u << 30; ///< the ACK carries BECN
+  /// Congestion control per SL of the port (Port_Control bit 0).
+  struct SlFlow {
+    link::cc::Ccti ccti;
+    sim::Time next_send_at;
+    bool wake_pending = false; ///< a sl_throttle_over event is in the calendar
+  };
 
   void try_send(sim::Simulator& sim);
   void send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
@@ -168,6 +189,13 @@ private:
                                 std::uint32_t payload_bytes, std::uint32_t wire_bytes, std::uint32_t psn,
                                 bool ack_request);
   void make_ready(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
+  /// Congestion control: a BECN for connection `c` arrived.
+  void on_becn(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
+  /// Congestion control: the injection delay after a data packet of `c` of `wire_bytes` that ends at `done_at`;
+  /// sets when the connection (or its SL) may send again.
+  sim::Time throttle(sim::Simulator& sim, Connection& c, std::uint32_t wire_bytes, sim::Time done_at);
+  /// Congestion control per SL: whether `c`'s SL is held back now (then an event wakes the endpoint when it ends).
+  bool sl_throttled(sim::Simulator& sim, const Connection& c);
   void receive(sim::Simulator& sim, link::PacketHandle handle);
   void receive_ack(sim::Simulator& sim, Connection& c, std::uint32_t qpn, std::uint32_t psn, bool nak);
   void go_back(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
@@ -215,6 +243,10 @@ private:
   std::array<sim::Ring<std::uint32_t>, link::vl_slots> ready_; ///< by VL: connections with a packet to send now
   std::array<sim::Ring<Ack>, link::vl_slots> acks_;            ///< by VL: ACKs to send, before any data
   Counters counters_;
+  link::cc::CaSetting cc_;
+  std::array<SlFlow, 16> sl_flows_{};
+  link::cc::CaCounters cc_counters_;
+  sim::Tracer* tracer_ = nullptr;
 };
 
 } // namespace ib::endpoint

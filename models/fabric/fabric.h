@@ -54,6 +54,11 @@ public:
     for (sw::Switch& s : switches_)
       s.set_fault_handling(discard);
   }
+  /// The SM's congestion control setting, the same for every switch (OpenSM sends one SwitchCongestionSetting).
+  void set_congestion_control(const link::cc::SwitchSetting& setting) {
+    for (sw::Switch& s : switches_)
+      s.set_congestion_control(setting);
+  }
   /// Every cabled port pair, in topology link order, for counters and faults.
   const std::vector<std::pair<link::Port*, link::Port*>>& links() const { return links_; }
   /// Credit conservation on every link and buffer accounting in every switch; when `quiescent`, also that no

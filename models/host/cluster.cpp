@@ -14,6 +14,12 @@ Cluster::Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const
       host_of_node_(topology.node_count(), -1), runtime_(sim_) {
   fabric_ = std::make_unique<fabric::Fabric>(sim_, packets_, switch_type, topology, subnet,
                                              static_cast<fabric::HcaPorts&>(*this), options_.profiles);
+  if (options_.congestion_switch.enabled)
+    fabric_->set_congestion_control(options_.congestion_switch);
+  if (options_.congestion_ca.enabled)
+    for (HostNode& h : hosts_)
+      if (h.endpoint)
+        h.endpoint->set_congestion_control(options_.congestion_ca);
   // HCA ports use the SM's SL2VL where the routing sets one (dor's datelines); otherwise SL modulo VLs.
   for (HostNode& h : hosts_) {
     if (h.node >= subnet.routing.sl_to_vl.size() || subnet.routing.sl_to_vl[h.node].empty())

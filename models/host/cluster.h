@@ -20,6 +20,7 @@
 #include "models/fabric/faults.h"
 #include "models/hca/hca.h"
 #include "models/host/context.h"
+#include "models/link/congestion.h"
 #include "models/pcie/params.h"
 #include "models/sm/subnet.h"
 #include "models/topology/topology.h"
@@ -46,6 +47,9 @@ struct ClusterOptions {
   bool cadence_dllps = true;      ///< PCIe Ack/UpdateFC DLLPs at the spec's cadence (bus.h)
   sim::ProfileOverrides profiles; ///< parameters of named profiles changed for this run (a scenario's "profiles")
   HostModel host_model = HostModel::full;
+  /// Congestion control as the SM configures it (IBA A10); disabled by default. CAs react with HostModel::fabric.
+  link::cc::SwitchSetting congestion_switch;
+  link::cc::CaSetting congestion_ca;
 };
 
 /// One host: its memory, its HCA, and the completion signals its CQs raise; or, with HostModel::fabric, its

@@ -42,6 +42,10 @@ struct alignas(64) Packet {
   bool ack_request : 1 = false;  ///< BTH.A: the responder must acknowledge this packet
   /// Per hop: a bit error hit it on the current link, so the receiver drops it on its CRC check (faults only).
   bool corrupted : 1 = false;
+  /// BTH.FECN: a switch port that was the root of congestion marked it (IBA A10; congestion control only).
+  bool fecn : 1 = false;
+  /// BTH.BECN: the destination returns congestion to the source, on an ACK or a CNP (congestion control only).
+  bool becn : 1 = false;
   /// Per hop: the packet behind this one in the current switch's input FIFO (its value; invalid = none). The FIFO
   /// lives in the packets it holds, so queueing touches no memory but theirs.
   std::uint32_t next_in_queue = 0xffffffffu;

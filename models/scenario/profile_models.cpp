@@ -4,6 +4,7 @@
 #include "models/link/cable.h"
 #include "models/pcie/params.h"
 #include "models/phold/phold.h"
+#include "models/sm/congestion.h"
 #include "models/sm/sm_params.h"
 #include "models/switch/switch.h"
 #include "models/topology/ibnetdiscover.h"
@@ -12,8 +13,9 @@ namespace ib::scenario {
 
 namespace {
 const sim::ProfileModel* const models[] = {
-    &phold::profile_model,     &sw::profile_model,        &hca::profile_model, &link::cable_profile_model,
-    &pcie::link_profile_model, &pcie::host_profile_model, &sm::profile_model,  &topo::import_profile_model};
+    &phold::profile_model,      &sw::profile_model,        &hca::profile_model,
+    &link::cable_profile_model, &pcie::link_profile_model, &pcie::host_profile_model,
+    &sm::profile_model,         &sm::cc::profile_model,    &topo::import_profile_model};
 } // namespace
 
 std::span<const sim::ProfileModel* const> profile_models() {

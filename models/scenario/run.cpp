@@ -4,6 +4,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <sstream>
 
 #include "models/hca/params.h"
 #include "models/host/cluster.h"
@@ -12,6 +13,7 @@
 #include "models/phold/phold.h"
 #include "models/scenario/opensm_run.h"
 #include "models/scenario/profile_models.h"
+#include "models/sm/congestion.h"
 #include "models/sm/sm_error.h"
 #include "models/sm/sm_params.h"
 #include "models/sm/subnet.h"
@@ -159,7 +161,9 @@ nlohmann::ordered_json profile_digests(const ib::topo::Topology& topology, const
   for (const std::string& name : cables)
     add("cable", name);
   if (!f.faults.empty())
-    add("sm", f.sm_profile); // its timing decides how the SM reacts
+    add("sm", f.sm_profile);                                // its timing decides how the SM reacts
+  if (f.cc_configured || f.profiles.contains(f.cc_profile)) // the scenario configures congestion control
+    add("cc", f.cc_profile);
   for (const auto& [name, overrides] : f.profiles)
     if (!names.contains(name)) {
       std::string list;
@@ -268,6 +272,25 @@ ib::sm::Params sm_params(const FabricScenario& f, const std::string& scenario_fi
   if (!broken.empty())
     throw sim::InputError(sim::profile_path(f.sm_profile), "/parameters", "a consistent SM profile", broken);
   (void)scenario_file;
+  return params;
+}
+
+/// The congestion control the SM configures: the cc profile with the scenario's settings. A broken setting is an
+/// InputError at the scenario's key when the scenario set it, else at the profile; congestion control with full
+/// hosts is refused (their HCAs do not react to BECN yet).
+ib::sm::cc::Params cc_params(const FabricScenario& f, const std::string& scenario_file) {
+  ib::sm::cc::Params params = sim::read_named_profile(ib::sm::cc::param_table(), f.cc_profile, f.profiles);
+  const std::string broken = ib::sm::cc::validate(params);
+  if (!broken.empty()) {
+    const std::string key = broken.substr(0, broken.find(':'));
+    for (const sim::Override& o : sim::overrides_for(f.profiles, f.cc_profile))
+      if (o.pointer == "/" + key && o.origin == scenario_file)
+        throw sim::InputError(scenario_file, o.origin_pointer, "a setting congestion control can apply", broken);
+    throw sim::InputError(sim::profile_path(f.cc_profile), "/parameters", "a consistent cc profile", broken);
+  }
+  if (params.congestion_control && f.host_model != ib::host::HostModel::fabric)
+    throw sim::InputError(scenario_file, "/subnet_manager/congestion_control",
+                          "false unless host_model is \"fabric\" (full hosts' HCAs do not yet react to BECN)", "true");
   return params;
 }
 
@@ -446,6 +469,55 @@ sim::ReportJson events_by_part(const Cluster& cluster, std::uint64_t messages) {
   return out;
 }
 
+/// Congestion control (IBA A10): where switches marked FECN, and how the CAs reacted, in total and per host.
+nlohmann::ordered_json congestion_report(Cluster& cluster, const ib::topo::Topology& topology) {
+  nlohmann::ordered_json marked = nlohmann::ordered_json::array();
+  std::uint64_t fecn_marked = 0;
+  for (std::size_t n = 0; n < topology.node_count(); ++n) {
+    const auto node = static_cast<ib::topo::NodeIndex>(n);
+    if (topology.node(node).kind != ib::topo::NodeKind::switch_node)
+      continue;
+    const ib::sw::Switch& s = cluster.fabric().switch_of(node);
+    for (std::uint32_t p = 1; p <= s.port_count(); ++p)
+      if (const std::uint64_t count = s.fecn_marked(static_cast<std::uint8_t>(p)); count > 0) {
+        marked.push_back({{"port", topology.node(node).name + "/" + std::to_string(p)}, {"fecn_marked", count}});
+        fecn_marked += count;
+      }
+  }
+  ib::link::cc::CaCounters total;
+  nlohmann::ordered_json hosts = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < cluster.host_count(); ++i) {
+    const ib::endpoint::Endpoint* e = cluster.host(i).endpoint.get();
+    if (e == nullptr)
+      continue;
+    const ib::link::cc::CaCounters& c = e->congestion_counters();
+    total.fecn_received += c.fecn_received;
+    total.becn_sent += c.becn_sent;
+    total.becn_received += c.becn_received;
+    total.trigger_events += c.trigger_events;
+    total.throttled_packets += c.throttled_packets;
+    total.throttled_time += c.throttled_time;
+    total.max_ccti = std::max(total.max_ccti, c.max_ccti);
+    if (c.fecn_received + c.becn_received == 0)
+      continue;
+    hosts[cluster.host(i).name] = {{"fecn_received", c.fecn_received},         {"becn_sent", c.becn_sent},
+                                   {"becn_received", c.becn_received},         {"max_ccti", c.max_ccti},
+                                   {"throttled_packets", c.throttled_packets}, {"throttled_us", c.throttled_time.us()}};
+  }
+  nlohmann::ordered_json out;
+  out["fecn_marked"] = fecn_marked;
+  out["fecn_received"] = total.fecn_received;
+  out["becn_sent"] = total.becn_sent;
+  out["becn_received"] = total.becn_received;
+  out["trigger_events"] = total.trigger_events;
+  out["throttled_packets"] = total.throttled_packets;
+  out["throttled_us"] = total.throttled_time.us();
+  out["max_ccti"] = total.max_ccti;
+  out["marking_ports"] = marked;
+  out["hosts"] = hosts;
+  return out;
+}
+
 /// HostModel::fabric: what the endpoints sent and received, over the cluster.
 nlohmann::ordered_json endpoint_totals(Cluster& cluster) {
   ib::endpoint::Counters total;
@@ -592,6 +664,7 @@ nlohmann::ordered_json validate_fabric(const Scenario& scenario, std::vector<std
   if (!scenario.fabric.faults.empty())
     sm_params(scenario.fabric, scenario.file);
   nlohmann::ordered_json profiles = profile_digests(topology, scenario.fabric, scenario.file);
+  cc_params(scenario.fabric, scenario.file);
   ib::host::ClusterOptions options;
   options.profiles = scenario.fabric.profiles;
   options.host_model = scenario.fabric.host_model;
@@ -703,6 +776,9 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   options.profiles = f.profiles;
   options.host_model = f.host_model;
   const nlohmann::ordered_json profiles = profile_digests(topology, f, scenario.file);
+  const ib::sm::cc::Params cc = cc_params(f, scenario.file);
+  options.congestion_switch = ib::sm::cc::switch_setting(cc);
+  options.congestion_ca = ib::sm::cc::ca_setting(cc);
   Cluster cluster(topology, subnet, options);
   if (!f.faults.empty()) {
     cluster.inject_faults(resolve_faults(scenario, topology), sm_options(topology, f, scenario.file),
@@ -793,6 +869,18 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   results["workloads"] = std::move(workloads);
   if (cluster.faults() != nullptr)
     results["faults"] = fault_report(cluster, topology);
+  if (options.congestion_switch.enabled) { // absent when off, so that reports without it stay as they were
+    results["congestion_control"] = congestion_report(cluster, topology);
+    const auto& cc = results["congestion_control"];
+    std::ostringstream line;
+    line << "congestion control: " << cc.at("fecn_marked").get<std::uint64_t>() << " packets marked FECN at "
+         << cc.at("marking_ports").size() << " switch ports, " << cc.at("becn_received").get<std::uint64_t>()
+         << " BECNs received, " << cc.at("throttled_packets").get<std::uint64_t>() << " packets throttled for "
+         << sim::param_detail::format_number(cc.at("throttled_us").get<double>()) << " us in all, highest CCTI "
+         << cc.at("max_ccti").get<std::uint64_t>();
+    result.table.push_back(line.str());
+    result.table.push_back("");
+  }
   const bool endpoints = cluster.host_model() == ib::host::HostModel::fabric;
   if (endpoints)
     results["endpoints"] = endpoint_totals(cluster);

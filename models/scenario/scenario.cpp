@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "models/scenario/opensm_run.h"
+#include "models/sm/congestion.h"
 #include "models/sm/routing.h"
 #include "sim/errors.h"
 #include "sim/json_reader.h"
@@ -62,6 +63,17 @@ void read_subnet_manager(sim::JsonObjectReader& sm, const std::string& file, Fab
   path_key("lft_file", f.lft_file);
   path_key("guid2lid_file", f.guid2lid_file);
   f.opensm_engine = sm.optional_enum("engine", ib::scenario::opensm_engines()).value_or("");
+  // Congestion control, as opensm.conf sets it: each key overrides the cc profile's value and is checked by its
+  // table, errors naming this file and key.
+  f.cc_profile = sm.optional_string("cc_profile").value_or(f.cc_profile);
+  for (const auto& field : ib::sm::cc::param_table().fields()) {
+    if (!sm.has(field.key))
+      continue;
+    f.cc_configured = true;
+    f.profiles[f.cc_profile].emplace_back("/" + std::string(field.key), sm.value().at(std::string(field.key)).dump(),
+                                          file, sm.pointer_to(field.key));
+    sm.skip(field.key);
+  }
   // Keys that only mean something with one routing are refused elsewhere rather than silently ignored.
   const auto only_with = [&](std::string_view key, std::string_view routing) {
     if (sm.has(key) && f.routing != routing)
@@ -271,6 +283,8 @@ nlohmann::ordered_json scenario_config(const Scenario& scenario) {
       sm["lid_order"] = f.lid_order;
     if (!f.sm_port.empty())
       sm["sm_port"] = f.sm_port;
+    if (f.cc_configured) // the settings themselves show in the cc profile's entry, as overrides
+      sm["cc_profile"] = f.cc_profile;
     for (const auto& [key, path] : {std::pair{"lft_file", &f.lft_file}, std::pair{"guid2lid_file", &f.guid2lid_file}}) {
       if (path->empty())
         continue;

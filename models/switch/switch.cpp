@@ -139,6 +139,8 @@ void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
       unroutable(sim, packet, "SL2VL maps its SL to a VL the output port does not run");
     }
   }
+  if (!congestion_.empty() && out != management_port) [[unlikely]]
+    congestion_[out].queued_bytes[packet.out_vl] += packet.wire_bytes;
   const std::uint16_t input_slot = slot(in, packet.vl);
   Input& input = inputs_[input_slot];
   packet.next_in_queue = link::PacketHandle::invalid_value;
@@ -197,6 +199,8 @@ void Switch::arbitrate(sim::Simulator& sim, std::uint8_t out_port) {
       ready |= static_cast<std::uint16_t>(1u << vl);
     }
   }
+  if (!congestion_.empty()) [[unlikely]]
+    congestion_[out_port].credit_waited_vls |= static_cast<std::uint16_t>(output.requested_vls & ~ready);
   const int vl = ready != 0 ? port.arbiter().pick(ready) : -1;
   if (vl < 0) {
     port.note_blocked(sim);
@@ -209,7 +213,14 @@ void Switch::arbitrate(sim::Simulator& sim, std::uint8_t out_port) {
   }
   Input& input = inputs_[input_slot];
   const link::PacketHandle handle = input.head;
-  const link::Packet& packet = pool_[handle];
+  link::Packet& packet = pool_[handle];
+  if (!congestion_.empty()) [[unlikely]] {
+    CongestedOutput& c = congestion_[out_port];
+    const auto bit = static_cast<std::uint16_t>(1u << vl);
+    c.queued_bytes[static_cast<std::size_t>(vl)] -= packet.wire_bytes;
+    mark_congestion(packet, out_port, static_cast<std::uint8_t>(vl), (c.credit_waited_vls & bit) != 0);
+    c.credit_waited_vls &= static_cast<std::uint16_t>(~bit);
+  }
   // Read before send(): from then on the next hop owns the per-hop fields.
   const sim::Time tail_in_at = packet.last_bit_at;
   input.head = link::PacketHandle{packet.next_in_queue};
@@ -236,6 +247,36 @@ void Switch::on_tx_done(sim::Simulator& sim, std::uint8_t out_port) {
   arbitrate(sim, out_port);
   if (!output.sending) {
     ports_[out_port].flush_flow_control(sim);
+  }
+}
+
+void Switch::set_congestion_control(const link::cc::SwitchSetting& setting) {
+  cc_ = setting;
+  if (!setting.enabled || setting.threshold == 0) { // Threshold 0: no marking at all
+    congestion_.clear();
+    return;
+  }
+  congestion_.assign(ports_.size(), CongestedOutput{}); // countdowns at 0: the first eligible packet is marked
+}
+
+void Switch::mark_congestion(link::Packet& packet, std::uint8_t out_port, std::uint8_t vl, bool waited_for_credits) {
+  CongestedOutput& c = congestion_[out_port];
+  const std::uint64_t limit =
+      link::cc::congested_bytes(cc_.threshold, std::uint64_t{ports_[out_port].buffer_blocks_per_vl()} * 64);
+  // Congested: at least the threshold's bytes wait behind the packet leaving (a packet that finds its output free
+  // leaves at once, so a flow alone on its path never counts as congestion).
+  if (c.queued_bytes[vl] < limit || packet.wire_bytes < cc_.packet_size_bytes || vl == link::management_vl)
+    return;
+  if (waited_for_credits && !cc_.victim_mask.test(out_port)) // a victim, not the root: left to the root to mark
+    return;
+  if (c.marking_countdown > 0) {
+    --c.marking_countdown;
+    return;
+  }
+  c.marking_countdown = cc_.marking_rate;
+  if (!packet.fecn) {
+    packet.fecn = true;
+    ++c.fecn_marked;
   }
 }
 
@@ -301,6 +342,8 @@ void Switch::on_link_down(sim::Simulator& sim, std::uint8_t number) {
         if (h == input.tail)
           input.tail = previous;
         const std::uint32_t wire_bytes = packet.wire_bytes;
+        if (!congestion_.empty() && packet.out_port != management_port)
+          congestion_[packet.out_port].queued_bytes[packet.out_vl] -= wire_bytes;
         discard(h);
         ++counters_.packets_dropped;
         if (in_port == number) {

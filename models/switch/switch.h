@@ -7,8 +7,11 @@
 // head-of-line blocking emerges from the buffers. Faults: once a port's link is down, the packets its buffer holds
 // and those queued anywhere for it are dropped, as are later arrivals routed to it (PortXmitDiscards) or to no
 // route after a reroute (PortRcvSwitchRelayErrors), until the subnet manager's new tables steer around it. Left out:
-// multicast (MFT), adaptive routing, congestion control (FECN/BECN), input speedup beyond one packet per (port, VL) at
-// a time, and packet lifetime limits.
+// multicast (MFT), adaptive routing, credit starvation marking, input speedup beyond one packet per (port, VL) at a
+// time, and packet lifetime limits. Congestion control (IBA A10, set_congestion_control): an output VL is congested
+// while the bytes waiting in the switch for it reach link::cc::congested_bytes(Threshold); a packet leaving it then
+// is eligible for FECN if it is at least Packet_Size and the port is the root of the congestion (it did not wait
+// for credits to send it) or its Victim_Mask bit is set, and one in Marking_Rate + 1 eligible packets is marked.
 #pragma once
 
 #include <array>
@@ -17,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "models/link/congestion.h"
 #include "models/link/link.h"
 #include "sim/params.h"
 #include "sim/profile.h"
@@ -89,6 +93,13 @@ public:
   /// Port `number`'s link has gone down (link::link_down() was called): drops what its receive buffer holds
   /// and every packet queued for it as an output.
   void on_link_down(sim::Simulator& sim, std::uint8_t number);
+  /// The SM's SwitchCongestionSetting (IBA A10.4.3.6). Call before traffic; a disabled or zero-threshold setting
+  /// marks nothing and costs nothing.
+  void set_congestion_control(const link::cc::SwitchSetting& setting);
+  /// Packets port `number` marked with FECN as they left (congestion control).
+  std::uint64_t fecn_marked(std::uint8_t number) const {
+    return congestion_.empty() ? 0 : congestion_[number].fecn_marked;
+  }
   /// SL2VL of one (input, output) port pair; without it, SL s goes to VL (OpenSM default[s] mod output VLs).
   void set_sl_to_vl(std::uint8_t in_port, std::uint8_t out_port, const std::array<std::uint8_t, 16>& vl_by_sl);
 
@@ -160,6 +171,16 @@ private:
   /// blocks freed), else unroutable().
   void misrouted(sim::Simulator& sim, link::PacketHandle handle, std::uint8_t in, std::uint8_t out);
   void discard(link::PacketHandle handle);
+  /// Congestion control: the packet leaving `out_port` on `vl` is marked with FECN if it should be.
+  void mark_congestion(link::Packet& packet, std::uint8_t out_port, std::uint8_t vl, bool waited_for_credits);
+
+  /// Congestion control state of one output port (kept apart from Output: only a run with CC touches it).
+  struct CongestedOutput {
+    std::array<std::uint64_t, link::vl_slots> queued_bytes{}; ///< in this switch, routed to this output VL
+    std::uint16_t credit_waited_vls = 0; ///< bit v: VL v's next packet had to wait for credits (a victim)
+    std::uint16_t marking_countdown = 0; ///< eligible packets to leave unmarked before the next FECN
+    std::uint64_t fecn_marked = 0;
+  };
 
   sim::Target self_;
   std::uint32_t component_id_;
@@ -173,6 +194,8 @@ private:
   Counters counters_;
   link::PacketDiscard* discard_ = nullptr;
   bool faults_ = false;
+  link::cc::SwitchSetting cc_;
+  std::vector<CongestedOutput> congestion_; ///< per port; empty when congestion control marks nothing
 };
 
 } // namespace ib::sw

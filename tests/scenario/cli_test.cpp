@@ -343,10 +343,11 @@ TEST_CASE("cli: validate checks without running, params lists parameters", "[cli
 TEST_CASE("cli: params lists the switch and cable tables and the shipped profiles", "[cli][quick]") {
   const auto models = run_cli({"params"});
   CHECK(models.exit_code == 0);
-  CHECK_THAT(models.out, Catch::Contains("switch") && Catch::Contains("cable") &&
-                             Catch::Contains("copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, opensm, "
-                                             "quantum-hdr, quantum2-ndr, switch-ib2-edr, switchx2-fdr, topo-import, "
-                                             "xeon-e5-haswell, xeon-sapphire-rapids"));
+  CHECK_THAT(models.out,
+             Catch::Contains("switch") && Catch::Contains("cable") &&
+                 Catch::Contains("copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, opensm, opensm-cc, "
+                                 "quantum-hdr, quantum2-ndr, switch-ib2-edr, switchx2-fdr, topo-import, "
+                                 "xeon-e5-haswell, xeon-sapphire-rapids"));
   const auto sw = run_cli({"params", "switch"});
   CHECK(sw.exit_code == 0);
   CHECK_THAT(sw.out, Catch::StartsWith("parameters of switch:"));
@@ -418,6 +419,7 @@ TEST_CASE("cli: params rejects a bad profile name or value with exit 2 and a cle
       {{"params", "switch", "--profile", "no-such-switch"},
        "ibnetsim params: unknown profile 'no-such-switch'; profiles: connect-ib-fdr, connectx3-fdr, connectx4-edr, "
        "connectx5-edr, connectx6-hdr, connectx7-ndr, copper-dac, fibre, gen3-x16, gen3-x8, gen4-x16, gen5-x16, opensm, "
+       "opensm-cc, "
        "quantum-hdr, quantum2-ndr, switch-ib2-edr, switchx2-fdr, topo-import, xeon-e5-haswell, xeon-sapphire-rapids"},
       // Regression (fuzzing): a name too long for a file name ended as an internal error (filesystem_error).
       {{"params", "switch", "--profile", std::string(5000, 'a')}, "ibnetsim params: unknown profile 'aaa"},

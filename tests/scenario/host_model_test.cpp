@@ -228,3 +228,79 @@ TEST_CASE("host models: fabric-level hosts refuse what needs a full host, naming
     }
   }
 }
+
+TEST_CASE("congestion control: in the shipped hot-spot experiment the victim flow gets at least twice its throughput "
+          "while the hot spot's link stays at least 90 % used",
+          "[scenario][congestion]") {
+  const std::string path = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/experiments/hot_spot_cc.json";
+  const auto run = [&](bool cc) {
+    const auto r = run_cli({"run", path, "--format", "json", "--set", "/workloads/0/messages=1000", "--set",
+                            "/workloads/1/messages=1000", "--set",
+                            std::string("/subnet_manager/congestion_control=") + (cc ? "true" : "false")});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(r.out);
+  };
+  const json off = run(false), on = run(true);
+  const double victim_off = results_of(off, "victim").at("aggregate_gbps").get<double>();
+  const double victim_on = results_of(on, "victim").at("aggregate_gbps").get<double>();
+  const double hot_on = results_of(on, "hot_spot").at("aggregate_gbps").get<double>();
+  INFO("victim " << victim_off << " -> " << victim_on << " Gb/s, hot spot " << hot_on << " Gb/s");
+  CHECK(victim_on >= 2 * victim_off);
+  CHECK(hot_on >= 0.9 * 100); // 4x EDR carries 100 Gb/s of data
+  // Off, the report has no congestion section; on, every mark reached its destination and came back as a BECN.
+  CHECK_FALSE(off.at("results").contains("congestion_control"));
+  const json& cc = on.at("results").at("congestion_control");
+  CHECK(cc.at("fecn_marked").get<std::uint64_t>() > 0);
+  CHECK(cc.at("fecn_received") == cc.at("fecn_marked"));
+  CHECK(cc.at("becn_received") == cc.at("becn_sent"));
+  CHECK(cc.at("throttled_packets").get<std::uint64_t>() > 0);
+  // The hot spot's own port (spine3 towards leaf3, whose port 4 feeds h15) is where the congestion is rooted.
+  CHECK(cc.at("marking_ports").at(cc.at("marking_ports").size() - 1).at("port") == "spine3/4");
+  // Every message still arrives exactly once, and the run is deterministic.
+  CHECK(results_of(on, "hot_spot").at("messages_failed") == 0);
+  const json again = run(true);
+  CHECK(again.at("results").at("congestion_control") == cc);
+}
+
+TEST_CASE("congestion control: settings it cannot apply are exit 2 at the scenario's key", "[scenario][congestion]") {
+  struct Case {
+    std::string name;
+    json subnet_manager;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {"threshold", {{"cc_sw_cong_setting_threshold", 16}}, ":/subnet_manager/cc_sw_cong_setting_threshold: expected"},
+      {"cct_entry",
+       {{"congestion_control", true}, {"cc_cct", "0:0,5:1"}},
+       ":/subnet_manager/cc_cct: expected comma-separated \"shift:multiplier\" entries (shift 0..3, multiplier "
+       "0..16383), got \"5:1\" as entry 1"},
+      {"ccti_min",
+       {{"cc_ca_cong_setting_control_map", 1}, {"cc_ca_cong_setting_ccti_min", 3}, {"cc_cct", "0:0,0:1"}},
+       ":/subnet_manager/cc_ca_cong_setting_ccti_min: expected at most CCTI_Limit, the last index of cc_cct (1), got "
+       "3"},
+      {"unknown_key", {{"cc_sw_cong_setting_thresold", 3}}, ":/subnet_manager/cc_sw_cong_setting_thresold"},
+  };
+  for (const Case& c : cases) {
+    DYNAMIC_SECTION(c.name) {
+      json s = scenario("bad_cc", star(2), {{{"type", "permutation"}, {"messages", 1}}});
+      s["host_model"] = "fabric";
+      s["subnet_manager"] = c.subnet_manager;
+      const std::string path = testing::write_temp("bad_cc_" + c.name + ".json", s.dump(2));
+      for (const char* command : {"run", "validate"}) {
+        const auto r = run_cli({command, path});
+        CHECK(r.exit_code == 2);
+        CHECK_THAT(r.err, Catch::Contains(path + c.message));
+      }
+    }
+  }
+  SECTION("full hosts") {
+    json s = scenario("cc_full", star(2), {{{"type", "permutation"}, {"messages", 1}}});
+    s["subnet_manager"] = {{"congestion_control", true}};
+    const std::string path = testing::write_temp("cc_full_hosts.json", s.dump(2));
+    const auto r = run_cli({"run", path});
+    CHECK(r.exit_code == 2);
+    CHECK_THAT(r.err, Catch::Contains(path + ":/subnet_manager/congestion_control: expected false unless host_model "
+                                             "is \"fabric\""));
+  }
+}

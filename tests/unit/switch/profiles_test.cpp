@@ -49,7 +49,7 @@ TEST_CASE("sim::Profile: every shipped profile names its file and a model with a
     const sim::Profile p = sim::load_profile(path.string());
     CHECK(p.name == path.stem().string());
     CHECK((p.model == "switch" || p.model == "hca" || p.model == "cable" || p.model == "pcie-link" ||
-           p.model == "host" || p.model == "sm" || p.model == "topo-import"));
+           p.model == "host" || p.model == "sm" || p.model == "cc" || p.model == "topo-import"));
     CHECK(sim::profile_path(p.name) == path.string());
   }
   CHECK(profiles_of("switch") ==
