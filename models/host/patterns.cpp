@@ -82,6 +82,10 @@ public:
     recovery_ = read_rc_recovery(o);
     start_ = o.duration("start_us");
     after_ = o.text("after");
+    timeline_bin_ = o.duration("timeline_us");
+    if (timeline_bin_ != sim::Time::zero() && timeline_bin_ < sim::Time::from_us(1))
+      throw sim::InputError(file, r.pointer_to("timeline_us"), "0 (no timeline) or at least 1 us",
+                            sim::param_detail::format_number(timeline_bin_.us()));
     if (type == "incast") {
       receiver_ = o.text("receiver");
       receiver_pointer_ = r.pointer_to("receiver");
@@ -119,6 +123,8 @@ public:
       c["hot_fraction"] = hot_fraction_;
     if (type_ == "uniform_random")
       c["offered_load"] = offered_load_;
+    if (timeline_bin_ != sim::Time::zero()) // absent when off, so that older reports keep their digests
+      c["timeline_us"] = timeline_bin_.us();
     return c;
   }
 
@@ -239,6 +245,14 @@ public:
         flows.push_back(row);
       }
     out["flows"] = flows;
+    if (timeline_bin_ != sim::Time::zero()) {
+      // Throughput over time: the bytes of the messages that completed in each bin, from time zero, so that the
+      // timelines of workloads running together line up.
+      nlohmann::ordered_json gbps = nlohmann::ordered_json::array();
+      for (const std::uint64_t bytes : timeline_bytes_)
+        gbps.push_back(static_cast<double>(bytes) * 8 / static_cast<double>(timeline_bin_.ps()) * 1e3);
+      out["timeline"] = {{"bin_us", timeline_bin_.us()}, {"gbps", gbps}};
+    }
     return out;
   }
 
@@ -268,6 +282,15 @@ public:
   }
 
 private:
+  /// A message of `bytes` completed at `at`: counted in its timeline bin (timeline_us).
+  void note_timeline(sim::Time at, std::uint32_t bytes) {
+    if (timeline_bin_ == sim::Time::zero())
+      return;
+    const auto bin = static_cast<std::size_t>(at.ps() / timeline_bin_.ps());
+    if (bin >= timeline_bytes_.size())
+      timeline_bytes_.resize(bin + 1, 0);
+    timeline_bytes_[bin] += bytes;
+  }
   /// Message latency: summarized when the last host ended, or, for a run cut short, of the messages completed.
   LatencyStats latency() const { return hosts_finished_ == hosts_.size() ? message_latency_ : summarize(latencies_); }
   std::size_t senders() const {
@@ -492,6 +515,7 @@ private:
         last_ = std::max(last_, ctx.now());
         ++total_messages_;
         total_bytes_ += m.size;
+        note_timeline(ctx.now(), m.size);
         latencies_.push_back(ctx.now() - posted_at[c.wr_id]);
         worst_outcome_ = std::max(worst_outcome_, latencies_.back());
         --outstanding;
@@ -636,6 +660,7 @@ private:
     last_ = std::max(last_, now);
     ++total_messages_;
     total_bytes_ += m.size;
+    note_timeline(now, m.size);
     latencies_.push_back(now - h.posted_at[wr_id]);
     worst_outcome_ = std::max(worst_outcome_, latencies_.back());
     --h.outstanding;
@@ -678,6 +703,8 @@ private:
   std::uint64_t total_messages_ = 0, total_bytes_ = 0;
   std::vector<sim::Time> latencies_;
   LatencyStats message_latency_;
+  sim::Time timeline_bin_;                   ///< zero: no timeline
+  std::vector<std::uint64_t> timeline_bytes_; ///< per bin from time zero: bytes of the messages completed in it
   std::size_t hosts_finished_ = 0;
   Cluster* cluster_ = nullptr; ///< HostModel::fabric: the cluster whose endpoints run the hosts
   sim::Target timer_;
@@ -713,6 +740,9 @@ const OptionTable& pattern_options() {
       retry_count_option(),
       start_option(),
       after_option(),
+      {"timeline_us", OptionKind::duration, "us", 0, 1e9, uses(with_default(0)),
+       "throughput over time: the report's timeline has the Gb/s of the messages completed in each bin of this "
+       "width, from time zero (0: none; at least 1 us)"},
       {"receiver", OptionKind::host, "host", 0, 0, uses(not_taken(), not_taken(), required(), not_taken(), not_taken()),
        "the host every other host sends to"},
       {"hot_host", OptionKind::host, "host", 0, 0, uses(not_taken(), not_taken(), not_taken(), required(), not_taken()),

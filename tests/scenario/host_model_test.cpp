@@ -257,6 +257,17 @@ TEST_CASE("congestion control: in the shipped hot-spot experiment the victim flo
   CHECK(cc.at("throttled_packets").get<std::uint64_t>() > 0);
   // The hot spot's own port (spine3 towards leaf3, whose port 4 feeds h15) is where the congestion is rooted.
   CHECK(cc.at("marking_ports").at(cc.at("marking_ports").size() - 1).at("port") == "spine3/4");
+  // The timelines (timeline_us 250) hold every byte delivered, bin by bin, and show the victim's recovery: with CC
+  // its throughput once the contributors are throttled is above its whole-run figure without.
+  for (const char* w : {"hot_spot", "victim"}) {
+    const json& timeline = results_of(on, w).at("timeline");
+    CHECK(timeline.at("bin_us") == 250);
+    double bytes = 0;
+    for (const json& g : timeline.at("gbps"))
+      bytes += g.get<double>() * 250e3 / 8;
+    CHECK(bytes == Approx(results_of(on, w).at("bytes").get<double>()).epsilon(1e-9));
+  }
+  CHECK(results_of(on, "victim").at("timeline").at("gbps").at(2).get<double>() > 2 * victim_off);
   // Every message still arrives exactly once, and the run is deterministic.
   CHECK(results_of(on, "hot_spot").at("messages_failed") == 0);
   const json again = run(true);
