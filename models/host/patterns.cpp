@@ -703,7 +703,7 @@ private:
   std::uint64_t total_messages_ = 0, total_bytes_ = 0;
   std::vector<sim::Time> latencies_;
   LatencyStats message_latency_;
-  sim::Time timeline_bin_;                   ///< zero: no timeline
+  sim::Time timeline_bin_;                    ///< zero: no timeline
   std::vector<std::uint64_t> timeline_bytes_; ///< per bin from time zero: bytes of the messages completed in it
   std::size_t hosts_finished_ = 0;
   Cluster* cluster_ = nullptr; ///< HostModel::fabric: the cluster whose endpoints run the hosts
