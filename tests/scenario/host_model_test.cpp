@@ -315,3 +315,40 @@ TEST_CASE("congestion control: settings it cannot apply are exit 2 at the scenar
                                              "is \"fabric\""));
   }
 }
+
+TEST_CASE("congestion control: per-SL control throttles every QP of a marked host, per-QP only the marked QPs; "
+          "Victim_Mask lets victim ports mark too",
+          "[scenario][congestion]") {
+  const std::string path = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/experiments/hot_spot_cc.json";
+  const auto congestion = [&](std::vector<std::string> sets) {
+    std::vector<std::string> args = {"run", path, "--format", "json"};
+    for (const std::string& s : sets) {
+      args.push_back("--set");
+      args.push_back(s);
+    }
+    const auto r = run_cli(args);
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(r.out).at("results").at("congestion_control");
+  };
+  // Every host sends half its messages to h15 and half elsewhere: one QP per peer, all on SL 0.
+  const std::string mixed = R"(/workloads=[{"type": "hot_spot", "hot_host": "h15", "hot_fraction": 0.5,)"
+                            R"( "size_bytes": 4096, "messages": 500, "tx_depth": 16}])";
+  const json per_qp = congestion({mixed, "/subnet_manager/cc_ca_cong_setting_port_control=0"});
+  const json per_sl = congestion({mixed, "/subnet_manager/cc_ca_cong_setting_port_control=1"});
+  INFO("throttled packets per QP " << per_qp.at("throttled_packets") << ", per SL " << per_sl.at("throttled_packets"));
+  CHECK(per_sl.at("throttled_packets").get<std::uint64_t>() > per_qp.at("throttled_packets").get<std::uint64_t>());
+  // The leaves' uplinks towards spine3 wait for its credits as often as not: victims that mark more with the mask.
+  const std::string few[] = {"/workloads/0/messages=1000", "/workloads/1/messages=1000"};
+  const json roots_only = congestion({few[0], few[1]});
+  const json victims_too =
+      congestion({few[0], few[1], R"(/subnet_manager/cc_sw_cong_setting_victim_mask="0xffffffffffffffffff")"});
+  const auto marked_at = [](const json& cc, const std::string& port) {
+    for (const json& p : cc.at("marking_ports"))
+      if (p.at("port") == port)
+        return p.at("fecn_marked").get<std::uint64_t>();
+    return std::uint64_t{0};
+  };
+  for (const char* port : {"leaf0/8", "leaf1/8", "leaf2/8"})
+    CHECK(marked_at(victims_too, port) > marked_at(roots_only, port));
+}
