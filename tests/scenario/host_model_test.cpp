@@ -316,7 +316,7 @@ TEST_CASE("congestion control: settings it cannot apply are exit 2 at the scenar
   }
 }
 
-TEST_CASE("congestion control: per-SL control throttles every QP of a marked host, per-QP only the marked QPs; "
+TEST_CASE("congestion control: per-SL control throttles every QP of a marked host, per-QP only the marked QPs, and "
           "Victim_Mask lets victim ports mark too",
           "[scenario][congestion]") {
   const std::string path = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/experiments/hot_spot_cc.json";
