@@ -90,6 +90,17 @@ struct CaCounters {
   std::uint64_t throttled_packets = 0; ///< packets followed by a non-zero injection delay
   sim::Time throttled_time;            ///< the sum of those delays
   std::uint16_t max_ccti = 0;          ///< the highest CCTI any flow reached
+  /// Totals over CAs (the highest CCTI is the highest of theirs).
+  CaCounters& operator+=(const CaCounters& o) {
+    fecn_received += o.fecn_received;
+    becn_sent += o.becn_sent;
+    becn_received += o.becn_received;
+    trigger_events += o.trigger_events;
+    throttled_packets += o.throttled_packets;
+    throttled_time += o.throttled_time;
+    max_ccti = std::max(max_ccti, o.max_ccti);
+    return *this;
+  }
 };
 
 } // namespace ib::link::cc

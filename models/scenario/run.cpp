@@ -275,19 +275,13 @@ ib::sm::Params sm_params(const FabricScenario& f, const std::string& scenario_fi
   return params;
 }
 
-/// The congestion control the SM configures: the cc profile with the scenario's settings. A broken setting is an
-/// InputError at the scenario's key when the scenario set it, else at the profile; congestion control with full
+/// The congestion control the SM configures: the cc profile with the scenario's settings, which profile_digests()
+/// has already checked (a broken one is an InputError at the scenario's key there); congestion control with full
 /// hosts is refused (their HCAs do not react to BECN yet).
 ib::sm::cc::Params cc_params(const FabricScenario& f, const std::string& scenario_file) {
   ib::sm::cc::Params params = sim::read_named_profile(ib::sm::cc::param_table(), f.cc_profile, f.profiles);
-  const std::string broken = ib::sm::cc::validate(params);
-  if (!broken.empty()) {
-    const std::string key = broken.substr(0, broken.find(':'));
-    for (const sim::Override& o : sim::overrides_for(f.profiles, f.cc_profile))
-      if (o.pointer == "/" + key && o.origin == scenario_file)
-        throw sim::InputError(scenario_file, o.origin_pointer, "a setting congestion control can apply", broken);
+  if (const std::string broken = ib::sm::cc::validate(params); !broken.empty())
     throw sim::InputError(sim::profile_path(f.cc_profile), "/parameters", "a consistent cc profile", broken);
-  }
   if (params.congestion_control && f.host_model != ib::host::HostModel::fabric)
     throw sim::InputError(scenario_file, "/subnet_manager/congestion_control",
                           "false unless host_model is \"fabric\" (full hosts' HCAs do not yet react to BECN)", "true");
@@ -491,13 +485,7 @@ nlohmann::ordered_json congestion_report(Cluster& cluster, const ib::topo::Topol
     if (e == nullptr)
       continue;
     const ib::link::cc::CaCounters& c = e->congestion_counters();
-    total.fecn_received += c.fecn_received;
-    total.becn_sent += c.becn_sent;
-    total.becn_received += c.becn_received;
-    total.trigger_events += c.trigger_events;
-    total.throttled_packets += c.throttled_packets;
-    total.throttled_time += c.throttled_time;
-    total.max_ccti = std::max(total.max_ccti, c.max_ccti);
+    total += c;
     if (c.fecn_received + c.becn_received == 0)
       continue;
     hosts[cluster.host(i).name] = {{"fecn_received", c.fecn_received},         {"becn_sent", c.becn_sent},

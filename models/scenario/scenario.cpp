@@ -65,7 +65,10 @@ void read_subnet_manager(sim::JsonObjectReader& sm, const std::string& file, Fab
   f.opensm_engine = sm.optional_enum("engine", ib::scenario::opensm_engines()).value_or("");
   // Congestion control, as opensm.conf sets it: each key overrides the cc profile's value and is checked by its
   // table, errors naming this file and key.
-  f.cc_profile = sm.optional_string("cc_profile").value_or(f.cc_profile);
+  if (const std::optional<std::string> profile = sm.optional_string("cc_profile")) {
+    f.cc_profile = *profile;
+    f.cc_configured = true; // a profile of one's own may turn it on: reported, and checked, as the keys are
+  }
   for (const auto& field : ib::sm::cc::param_table().fields()) {
     if (!sm.has(field.key))
       continue;

@@ -305,6 +305,17 @@ TEST_CASE("congestion control: settings it cannot apply are exit 2 at the scenar
       }
     }
   }
+  SECTION("a cc_profile alone is reported") { // a profile of one's own may turn congestion control on
+    json s = scenario("cc_profile_only", star(2), {{{"type", "permutation"}, {"messages", 1}}});
+    s["host_model"] = "fabric";
+    s["subnet_manager"] = {{"cc_profile", "opensm-cc"}};
+    const std::string path = testing::write_temp("cc_profile_only.json", s.dump(2));
+    const auto r = run_cli({"run", path, "--format", "json"});
+    REQUIRE(r.exit_code == 0);
+    const json config = json::parse(r.out).at("config");
+    CHECK(config.at("profiles").contains("cc/opensm-cc"));
+    CHECK(config.at("subnet_manager").at("cc_profile") == "opensm-cc");
+  }
   SECTION("full hosts") {
     json s = scenario("cc_full", star(2), {{{"type", "permutation"}, {"messages", 1}}});
     s["subnet_manager"] = {{"congestion_control", true}};
