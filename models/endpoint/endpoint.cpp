@@ -437,6 +437,39 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
       sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn,
                    (c.expected_psn & psn_mask) | nak_flag);
     }
+  } else if (p.opcode == link::Opcode::acknowledge && out_of_order_) {
+    // Adaptive routing may reorder ACKs too: each acknowledges every message up to its PSN, a late one nothing.
+    while (c.acked < c.sending && psn_diff(c.messages[c.acked].last_psn, p.psn) <= 0) {
+      ++c.acked;
+      sim.schedule(sim.now() + params_.completion_latency, self_, static_cast<std::uint8_t>(Kind::completion_ready),
+                   qpn);
+    }
+  } else if (out_of_order_) {
+    // Held until every packet before it is in, then delivered in PSN order; each ACK request answered then, so that
+    // an ACK never covers a packet still missing. BECN goes back at once, acknowledging only what is in order.
+    const std::int32_t d = psn_diff(p.psn, c.expected_psn & psn_mask);
+    if (d < 0 || (static_cast<std::uint32_t>(d) < c.reorder.size() &&
+                  (c.reorder[static_cast<std::uint32_t>(d)] & reorder_arrived) != 0))
+      throw violation("endpoint-psn-order", "PSN " + std::to_string(p.psn) + " arrived twice");
+    while (c.reorder.size() <= static_cast<std::uint32_t>(d))
+      c.reorder.push_back(0);
+    c.reorder[static_cast<std::uint32_t>(d)] = static_cast<std::uint8_t>(
+        reorder_arrived | (p.ack_request ? reorder_ack_request : 0) | (last_of_message(p.opcode) ? reorder_last : 0));
+    counters_.payload_bytes_received += p.payload_bytes;
+    if (becn != 0 && d > 0)
+      sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn,
+                   ((c.expected_psn - 1) & psn_mask) | becn);
+    while (!c.reorder.empty() && (c.reorder.front() & reorder_arrived) != 0) {
+      const std::uint8_t flags = c.reorder.front();
+      c.reorder.pop_front();
+      const std::uint32_t psn = c.expected_psn & psn_mask;
+      ++c.expected_psn;
+      counters_.messages_delivered += (flags & reorder_last) != 0 ? 1 : 0;
+      const std::uint32_t with_becn = psn == p.psn ? becn : 0;
+      if ((flags & reorder_ack_request) != 0 || with_becn != 0)
+        sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn,
+                     psn | with_becn);
+    }
   } else if (p.opcode == link::Opcode::acknowledge) {
     // ACKs come in order: one for each message's last packet, acknowledging the oldest message sent and not yet
     // acknowledged, and others inside long messages (ack_request_interval_packets), which only show progress.
@@ -562,6 +595,10 @@ std::string Endpoint::check_quiescent() const {
                   " messages posted and not completed (" + std::to_string(c.sending) + " sent, " +
                   std::to_string(c.acked) + " acknowledged)\n";
   }
+  for (std::size_t i = 0; i < connections_.size(); ++i)
+    if (!connections_[i].reorder.empty())
+      problems += "QP " + std::to_string(i + first_qpn) + ": " + std::to_string(connections_[i].reorder.size()) +
+                  " PSNs held out of order, a packet before them never came\n";
   for (const auto& ring : acks_)
     if (!ring.empty())
       problems += std::to_string(ring.size()) + " ACKs not sent\n";

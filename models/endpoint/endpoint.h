@@ -112,6 +112,11 @@ public:
   /// Faults may lose packets: receivers drop what is out of order and acknowledge duplicates, senders time out and
   /// go back. Off, a lost or reordered packet is an invariant violation.
   void enable_retransmission() { reliable_ = true; }
+  /// Adaptive routing may reorder a connection's packets (and ACKs): receivers hold what comes early and deliver
+  /// in PSN order, acknowledging each ACK-requesting packet once everything before it is in (as ConnectX's
+  /// out-of-order data placement; completions stay in posting order); senders take ACKs cumulatively. Without
+  /// faults only (a reordered packet is never taken for a lost one).
+  void enable_out_of_order() { out_of_order_ = true; }
   /// The SM's CACongestionSetting and CongestionControlTable for this port. Call before traffic.
   void set_congestion_control(const link::cc::CaSetting& setting) { cc_ = setting; }
   /// Posts a message of `size_bytes` (at least 1) on `qpn`.
@@ -158,9 +163,11 @@ private:
     bool failed = false;           ///< in error: every message completes flushed
     bool nak_sent = false;         ///< responder: a NAK for the gap at expected_psn is out
     bool throttle_pending = false; ///< a throttle_over event is in the calendar (it queues the connection)
-    link::cc::Ccti ccti;           ///< congestion control per QP
-    sim::Time next_send_at;        ///< per QP: no data packet before this (the injection delay)
-    sim::Ring<Message> messages;   ///< posted, not completed, in order
+    /// Out of order (enable_out_of_order): per PSN from expected_psn, what has arrived (reorder_* bits).
+    sim::Ring<std::uint8_t> reorder;
+    link::cc::Ccti ccti;         ///< congestion control per QP
+    sim::Time next_send_at;      ///< per QP: no data packet before this (the injection delay)
+    sim::Ring<Message> messages; ///< posted, not completed, in order
   };
   struct PortState {
     link::Port port;
@@ -174,6 +181,7 @@ private:
   };
   static constexpr std::uint32_t nak_flag = 1u << 31;
   static constexpr std::uint32_t becn_flag = 1u << 30; ///< the ACK carries BECN
+  static constexpr std::uint8_t reorder_arrived = 1, reorder_ack_request = 2, reorder_last = 4;
   /// Congestion control per SL of the port (Port_Control bit 0).
   struct SlFlow {
     link::cc::Ccti ccti;
@@ -237,6 +245,7 @@ private:
   sim::Time tx_done_at_;
   std::uint64_t tx_seq_ = 0;
   bool reliable_ = false;
+  bool out_of_order_ = false;
   std::uint32_t requeue_ = 0; ///< the connection whose packet is leaving, to queue again when it has left (0: none)
   std::vector<PortState> ports_;
   std::vector<Connection> connections_;

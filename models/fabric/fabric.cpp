@@ -185,4 +185,10 @@ std::string Fabric::check_invariants(bool quiescent) const {
   return problems;
 }
 
+void Fabric::set_adaptive_routing(const sm::ArTables& tables) {
+  for (std::size_t n = 0; n < ordinal_.size(); ++n)
+    if (ordinal_[n] >= 0 && n < tables.group_of_lid.size())
+      switch_of(static_cast<topo::NodeIndex>(n)).set_adaptive_routing(tables.group_of_lid[n], tables.groups[n]);
+}
+
 } // namespace ib::fabric

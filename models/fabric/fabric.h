@@ -13,6 +13,7 @@
 
 #include "models/hca/params.h"
 #include "models/link/link.h"
+#include "models/sm/adaptive.h"
 #include "models/sm/subnet.h"
 #include "models/switch/switch.h"
 #include "models/topology/topology.h"
@@ -59,6 +60,8 @@ public:
     for (sw::Switch& s : switches_)
       s.set_congestion_control(setting);
   }
+  /// The SM's adaptive routing tables (sm::tree_groups), switch by switch.
+  void set_adaptive_routing(const sm::ArTables& tables);
   /// Every cabled port pair, in topology link order, for counters and faults.
   const std::vector<std::pair<link::Port*, link::Port*>>& links() const { return links_; }
   /// Credit conservation on every link and buffer accounting in every switch; when `quiescent`, also that no

@@ -16,6 +16,12 @@ Cluster::Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const
                                              static_cast<fabric::HcaPorts&>(*this), options_.profiles);
   if (options_.congestion_switch.enabled)
     fabric_->set_congestion_control(options_.congestion_switch);
+  if (options_.adaptive_routing != nullptr) {
+    fabric_->set_adaptive_routing(*options_.adaptive_routing);
+    for (HostNode& h : hosts_)
+      if (h.endpoint)
+        h.endpoint->enable_out_of_order();
+  }
   if (options_.congestion_ca.enabled)
     for (HostNode& h : hosts_)
       if (h.endpoint)

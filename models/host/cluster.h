@@ -50,6 +50,9 @@ struct ClusterOptions {
   /// Congestion control as the SM configures it (IBA A10); disabled by default. CAs react with HostModel::fabric.
   link::cc::SwitchSetting congestion_switch;
   link::cc::CaSetting congestion_ca;
+  /// Adaptive routing tables the SM programs (sm::tree_groups), or nullptr for static routing alone. Fabric-level
+  /// hosts then accept packets out of order.
+  const sm::ArTables* adaptive_routing = nullptr;
 };
 
 /// One host: its memory, its HCA, and the completion signals its CQs raise; or, with HostModel::fabric, its

@@ -13,6 +13,7 @@
 #include "models/phold/phold.h"
 #include "models/scenario/opensm_run.h"
 #include "models/scenario/profile_models.h"
+#include "models/sm/adaptive.h"
 #include "models/sm/congestion.h"
 #include "models/sm/sm_error.h"
 #include "models/sm/sm_params.h"
@@ -767,6 +768,11 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   const ib::sm::cc::Params cc = cc_params(f, scenario.file);
   options.congestion_switch = ib::sm::cc::switch_setting(cc);
   options.congestion_ca = ib::sm::cc::ca_setting(cc);
+  ib::sm::ArTables adaptive;
+  if (f.adaptive_routing) {
+    adaptive = ib::sm::tree_groups(topology, subnet.lids, subnet.routing);
+    options.adaptive_routing = &adaptive;
+  }
   Cluster cluster(topology, subnet, options);
   if (!f.faults.empty()) {
     cluster.inject_faults(resolve_faults(scenario, topology), sm_options(topology, f, scenario.file),
@@ -857,6 +863,17 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   results["workloads"] = std::move(workloads);
   if (cluster.faults() != nullptr)
     results["faults"] = fault_report(cluster, topology);
+  if (f.adaptive_routing) { // absent when off, so that reports without it stay as they were
+    std::uint64_t decisions = 0, off_static = 0;
+    for (std::size_t n = 0; n < topology.node_count(); ++n) {
+      const auto node = static_cast<ib::topo::NodeIndex>(n);
+      if (topology.node(node).kind != ib::topo::NodeKind::switch_node)
+        continue;
+      decisions += cluster.fabric().switch_of(node).counters().adaptive_decisions;
+      off_static += cluster.fabric().switch_of(node).counters().adaptive_off_static;
+    }
+    results["adaptive_routing"] = {{"packets_routed_adaptively", decisions}, {"packets_off_static_port", off_static}};
+  }
   if (options.congestion_switch.enabled) { // absent when off, so that reports without it stay as they were
     results["congestion_control"] = congestion_report(cluster, topology);
     const auto& cc = results["congestion_control"];

@@ -63,6 +63,12 @@ void read_subnet_manager(sim::JsonObjectReader& sm, const std::string& file, Fab
   path_key("lft_file", f.lft_file);
   path_key("guid2lid_file", f.guid2lid_file);
   f.opensm_engine = sm.optional_enum("engine", ib::scenario::opensm_engines()).value_or("");
+  f.adaptive_routing = sm.optional_bool("adaptive_routing").value_or(false);
+  if (f.adaptive_routing && f.routing != "ftree" && f.routing != "updn" && f.routing != "minhop")
+    throw sim::InputError(file, sm.pointer_to("adaptive_routing"),
+                          "false unless routing is ftree, updn or minhop (engines whose shortest paths give AR groups, "
+                          "as NVIDIA's ar_ftree and ar_updn)",
+                          "true with routing \"" + f.routing + "\"");
   // Congestion control, as opensm.conf sets it: each key overrides the cc profile's value and is checked by its
   // table, errors naming this file and key.
   if (const std::optional<std::string> profile = sm.optional_string("cc_profile")) {
@@ -187,6 +193,15 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
       throw sim::InputError(scenario.file, "/verify_contents",
                             "false with host_model \"fabric\" (its hosts have no memory to carry bytes)", "true");
   }
+  if (f.adaptive_routing && f.host_model != ib::host::HostModel::fabric)
+    throw sim::InputError(scenario.file, "/subnet_manager/adaptive_routing",
+                          "false unless host_model is \"fabric\" (full hosts' HCAs do not yet accept packets out of "
+                          "order)",
+                          "true");
+  if (f.adaptive_routing && !f.faults.empty())
+    throw sim::InputError(scenario.file, "/subnet_manager/adaptive_routing",
+                          "false in a scenario with faults (the SM's reroute does not yet recompute AR groups)",
+                          "true");
   const nlohmann::json& workloads = top.required_array("workloads", 1, 10'000);
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const std::string pointer = sim::json_pointer_append("/workloads", i);
@@ -286,6 +301,8 @@ nlohmann::ordered_json scenario_config(const Scenario& scenario) {
       sm["lid_order"] = f.lid_order;
     if (!f.sm_port.empty())
       sm["sm_port"] = f.sm_port;
+    if (f.adaptive_routing)
+      sm["adaptive_routing"] = true;
     if (f.cc_configured) // the settings themselves show in the cc profile's entry, as overrides
       sm["cc_profile"] = f.cc_profile;
     for (const auto& [key, path] : {std::pair{"lft_file", &f.lft_file}, std::pair{"guid2lid_file", &f.guid2lid_file}}) {

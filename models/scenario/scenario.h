@@ -50,8 +50,9 @@ struct FabricScenario {
   std::string guid2lid_file;         ///< OpenSM's guid2lid file giving every LID (resolved likewise); empty: none
   std::string opensm_engine;         ///< routing "opensm": the real OpenSM's routing engine
   std::string cc_profile =
-      "opensm-cc";            ///< congestion control settings (model "cc"), changed by subnet_manager's cc keys
-  bool cc_configured = false; ///< subnet_manager sets congestion_control or a cc_* key
+      "opensm-cc";               ///< congestion control settings (model "cc"), changed by subnet_manager's cc keys
+  bool adaptive_routing = false; ///< subnet_manager/adaptive_routing: AR groups (TREE) beside the LFTs
+  bool cc_configured = false;    ///< subnet_manager sets congestion_control or a cc_* key
   std::vector<FaultSpec> faults;
   sim::ProfileOverrides profiles; ///< "profiles": parameters of named hardware profiles changed for this run
   bool verify_contents = false;   ///< host memory carries bytes

@@ -122,7 +122,12 @@ void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
     return;
   }
   // Route now: the LFT and SL2VL lookups happen as the header streams in.
-  const std::uint8_t out = packet.dlid < lft_.size() ? lft_[packet.dlid] : no_route;
+  std::uint8_t out = packet.dlid < lft_.size() ? lft_[packet.dlid] : no_route;
+  if (!ar_group_of_lid_.empty() && packet.dlid < ar_group_of_lid_.size() && packet.vl != link::management_vl)
+      [[unlikely]] {
+    if (const std::uint16_t group = ar_group_of_lid_[packet.dlid]; group != 0)
+      out = adaptive_port(sim, packet, group, in);
+  }
   if (out == no_route || out >= ports_.size() || out == in || (out != management_port && !ports_[out].connected()))
       [[unlikely]] {
     misrouted(sim, handle, in, out);
@@ -141,6 +146,8 @@ void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
   }
   if (!congestion_.empty() && out != management_port) [[unlikely]]
     congestion_[out].queued_bytes[packet.out_vl] += packet.wire_bytes;
+  if (!ar_waiting_bytes_.empty() && out != management_port) [[unlikely]]
+    ar_waiting_bytes_[out] += packet.wire_bytes;
   const std::uint16_t input_slot = slot(in, packet.vl);
   Input& input = inputs_[input_slot];
   packet.next_in_queue = link::PacketHandle::invalid_value;
@@ -214,6 +221,8 @@ void Switch::arbitrate(sim::Simulator& sim, std::uint8_t out_port) {
   Input& input = inputs_[input_slot];
   const link::PacketHandle handle = input.head;
   link::Packet& packet = pool_[handle];
+  if (!ar_waiting_bytes_.empty()) [[unlikely]]
+    ar_waiting_bytes_[out_port] -= packet.wire_bytes;
   if (!congestion_.empty()) [[unlikely]] {
     CongestedOutput& c = congestion_[out_port];
     const auto bit = static_cast<std::uint16_t>(1u << vl);
@@ -257,6 +266,45 @@ void Switch::set_congestion_control(const link::cc::SwitchSetting& setting) {
     return;
   }
   congestion_.assign(ports_.size(), CongestedOutput{}); // countdowns at 0: the first eligible packet is marked
+}
+
+void Switch::set_adaptive_routing(std::vector<std::uint16_t> group_of_lid,
+                                  std::vector<std::vector<std::uint8_t>> groups) {
+  ar_group_of_lid_ = std::move(group_of_lid);
+  ar_groups_ = std::move(groups);
+  ar_next_.assign(ar_groups_.size(), 0);
+  ar_waiting_bytes_.assign(ports_.size(), 0);
+}
+
+std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& packet, std::uint16_t group,
+                                   std::uint8_t in) {
+  const std::vector<std::uint8_t>& ports = ar_groups_[group - 1u];
+  std::uint16_t& next = ar_next_[group - 1u];
+  // The least-loaded usable port: one whose link is up and whose next hop has credits for the packet now goes
+  // before one that would wait; then the fewest bytes waiting; ties in round-robin order from `next`.
+  std::size_t best = ports.size();
+  std::uint64_t best_load = 0;
+  bool best_ready = false;
+  for (std::size_t k = 0; k < ports.size(); ++k) {
+    const std::size_t i = (next + k) % ports.size();
+    const std::uint8_t p = ports[i];
+    link::Port& port = ports_[p];
+    if (p == in || !port.connected() || port.down())
+      continue;
+    const bool ready = port.has_credits(sim.now(), output_vl(in, p, packet.sl), packet.wire_bytes);
+    const std::uint64_t load = ar_waiting_bytes_[p];
+    if (best == ports.size() || (ready && !best_ready) || (ready == best_ready && load < best_load)) {
+      best = i;
+      best_load = load;
+      best_ready = ready;
+    }
+  }
+  if (best == ports.size())
+    return ports.front(); // none usable: the LFT's port, which the fault handling then deals with
+  next = static_cast<std::uint16_t>((best + 1) % ports.size());
+  ++counters_.adaptive_decisions;
+  counters_.adaptive_off_static += best != 0 ? 1 : 0;
+  return ports[best];
 }
 
 void Switch::mark_congestion(link::Packet& packet, std::uint8_t out_port, std::uint8_t vl, bool waited_for_credits) {
@@ -344,6 +392,8 @@ void Switch::on_link_down(sim::Simulator& sim, std::uint8_t number) {
         const std::uint32_t wire_bytes = packet.wire_bytes;
         if (!congestion_.empty() && packet.out_port != management_port)
           congestion_[packet.out_port].queued_bytes[packet.out_vl] -= wire_bytes;
+        if (!ar_waiting_bytes_.empty() && packet.out_port != management_port)
+          ar_waiting_bytes_[packet.out_port] -= wire_bytes;
         discard(h);
         ++counters_.packets_dropped;
         if (in_port == number) {

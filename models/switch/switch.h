@@ -53,6 +53,8 @@ struct Counters {
   std::uint64_t packets_forwarded = 0;     ///< packets that left through an output port
   std::uint64_t packets_to_management = 0; ///< packets for the switch's own LID (port 0), consumed
   std::uint64_t packets_dropped = 0;       ///< lost to faults (the ports' counters say where and why)
+  std::uint64_t adaptive_decisions = 0;    ///< packets whose output an AR group chose
+  std::uint64_t adaptive_off_static = 0;   ///< of those, sent by another port than the LFT's
 };
 
 /// The switch's event kinds: the ports' own first, then the switch's.
@@ -100,6 +102,10 @@ public:
   std::uint64_t fecn_marked(std::uint8_t number) const {
     return congestion_.empty() ? 0 : congestion_[number].fecn_marked;
   }
+  /// Adaptive routing (NVIDIA's AR, "free" mode): DLID d may leave by any port of group group_of_lid[d] - 1 (0: the
+  /// LFT's port alone); each packet takes the group's least-loaded port that has credits for it, load being the
+  /// bytes waiting in this switch for the port, ties going round robin. Call before traffic.
+  void set_adaptive_routing(std::vector<std::uint16_t> group_of_lid, std::vector<std::vector<std::uint8_t>> groups);
   /// SL2VL of one (input, output) port pair; without it, SL s goes to VL (OpenSM default[s] mod output VLs).
   void set_sl_to_vl(std::uint8_t in_port, std::uint8_t out_port, const std::array<std::uint8_t, 16>& vl_by_sl);
 
@@ -171,6 +177,8 @@ private:
   /// blocks freed), else unroutable().
   void misrouted(sim::Simulator& sim, link::PacketHandle handle, std::uint8_t in, std::uint8_t out);
   void discard(link::PacketHandle handle);
+  /// Adaptive routing: the port of AR group `group` (1-based) that a packet arriving on `in` should take.
+  std::uint8_t adaptive_port(sim::Simulator& sim, const link::Packet& packet, std::uint16_t group, std::uint8_t in);
   /// Congestion control: the packet leaving `out_port` on `vl` is marked with FECN if it should be.
   void mark_congestion(link::Packet& packet, std::uint8_t out_port, std::uint8_t vl, bool waited_for_credits);
 
@@ -196,6 +204,11 @@ private:
   bool faults_ = false;
   link::cc::SwitchSetting cc_;
   std::vector<CongestedOutput> congestion_; ///< per port; empty when congestion control marks nothing
+  // Adaptive routing; empty without it.
+  std::vector<std::uint16_t> ar_group_of_lid_;       ///< per DLID: 1 + AR group, 0 for none
+  std::vector<std::vector<std::uint8_t>> ar_groups_; ///< ports of each group, the LFT's first
+  std::vector<std::uint16_t> ar_next_;               ///< per group: where the next choice starts looking
+  std::vector<std::uint64_t> ar_waiting_bytes_;      ///< per port: bytes in this switch waiting to leave by it
 };
 
 } // namespace ib::sw
