@@ -231,6 +231,13 @@ public:
       absorb_flow_control(now);
     return vls_[vl].sender.may_send(blocks_for(wire_bytes));
   }
+  /// Blocks the peer's buffer on data VL `vl` has free for this port now (its advertised credits), after taking in
+  /// the flow-control packets that have arrived by `now`.
+  std::uint32_t available_blocks(sim::Time now, std::uint8_t vl) {
+    if (!inbox_.empty() && inbox_.front_arrives_at() <= now)
+      absorb_flow_control(now);
+    return vls_[vl].sender.available_blocks();
+  }
   /// Sends `packet` on `vl`: pending FC packets first, then the packet, ending no earlier than
   /// `tail_available_at` (a cut-through switch cannot send bits it has not received). Schedules packet_arrives at
   /// the peer and returns when the last bit leaves, the owner's tx_done instant.

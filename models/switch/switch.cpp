@@ -25,20 +25,41 @@ const sim::ParamTable<Params>& param_table() {
                          "first bit in to first bit out, unloaded, cut-through", 0, 1e6},
                         {"cut_through", &Params::cut_through, "bool",
                          "forward once the header is in (false: store-and-forward)", 0, 1},
+                        {"virtual_output_queues", &Params::virtual_output_queues, "bool",
+                         "each input buffer keeps a FIFO per output port, so a packet waits only behind packets for "
+                         "its own output (false: one FIFO per input port and VL, with head-of-line blocking)",
+                         0, 1},
                     }));
   return table;
 }
 
+namespace {
+
+/// Input queues a switch keeps: one per (port, VL slot), or with virtual output queues one per (port, data VL or
+/// VL15, output port).
+std::size_t input_queue_count(const Params& params) {
+  const std::size_t ports = std::size_t{params.port_count} + 1;
+  if (!params.virtual_output_queues)
+    return std::size_t{link::vl_slots} << std::bit_width(params.port_count);
+  return (std::size_t{params.vl_cap} + 1) * ports * ports;
+}
+
+} // namespace
+
 std::string validate(const Params& params) {
   std::string problem = link::validate_port_parameters(params.link_widths, params.link_speeds, params.vl_cap,
                                                        params.input_buffer_bytes_per_port);
+  if (problem.empty() && params.virtual_output_queues && input_queue_count(params) >= 0xffff)
+    problem = "virtual_output_queues: (vl_cap + 1) x (port_count + 1)^2 = " +
+              std::to_string(input_queue_count(params)) + " queues, more than the 65534 a switch can index";
   return problem.empty() ? link::validate_device_ids(params.device_ids) : problem;
 }
 
 Switch::Switch(const Params& params, sim::Target self, std::uint32_t component_id, link::PacketPool& pool)
     : self_(self), component_id_(component_id), pool_(pool), ports_(params.port_count + 1),
-      port_shift_(static_cast<std::uint8_t>(std::bit_width(params.port_count))), inputs_(link::vl_slots << port_shift_),
-      outputs_(params.port_count + 1) {
+      port_shift_(static_cast<std::uint8_t>(std::bit_width(params.port_count))),
+      voq_(params.virtual_output_queues), vl_cap_(static_cast<std::uint8_t>(params.vl_cap)),
+      inputs_(input_queue_count(params)), outputs_(params.port_count + 1) {
   assert(validate(params).empty());
   // The port-to-port latency rides on the arrival event: a packet is routed and may leave at that instant.
   const link::PortConfig config{params.input_buffer_bytes_per_port,
@@ -105,7 +126,8 @@ void Switch::prefetch_near(const sim::Event& event) const {
     ports_[packet.in_port].prefetch_receive(packet.vl);
     if (packet.dlid < lft_.size())
       __builtin_prefetch(&lft_[packet.dlid]);
-    __builtin_prefetch(&inputs_[slot(packet.in_port, packet.vl)]);
+    if (!voq_) // a VOQ slot depends on the route
+      __builtin_prefetch(&inputs_[slot(packet.in_port, packet.vl, 0)]);
   } else if (event.kind == static_cast<std::uint8_t>(Kind::tx_done)) {
     const Output& output = outputs_[event.handle];
     __builtin_prefetch(&inputs_[output.sending_from]);
@@ -148,7 +170,7 @@ void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
     congestion_[out].queued_bytes[packet.out_vl] += packet.wire_bytes;
   if (!ar_waiting_bytes_.empty() && out != management_port) [[unlikely]]
     ar_waiting_bytes_[out] += packet.wire_bytes;
-  const std::uint16_t input_slot = slot(in, packet.vl);
+  const std::uint16_t input_slot = slot(in, packet.vl, out);
   Input& input = inputs_[input_slot];
   packet.next_in_queue = link::PacketHandle::invalid_value;
   if (input.head.valid()) {
@@ -281,9 +303,11 @@ std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& pack
   const std::vector<std::uint8_t>& ports = ar_groups_[group - 1u];
   std::uint16_t& next = ar_next_[group - 1u];
   // The least-loaded usable port: one whose link is up and whose next hop has credits for the packet now goes
-  // before one that would wait; then the fewest bytes waiting; ties in round-robin order from `next`.
+  // before one that would wait; then the least load, the bytes waiting here to leave by it less the bytes its
+  // next hop's buffer has free (so a port whose downstream fills up counts as loaded before its own queue does);
+  // ties in round-robin order from `next`.
   std::size_t best = ports.size();
-  std::uint64_t best_load = 0;
+  std::int64_t best_load = 0;
   bool best_ready = false;
   for (std::size_t k = 0; k < ports.size(); ++k) {
     const std::size_t i = (next + k) % ports.size();
@@ -291,8 +315,10 @@ std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& pack
     link::Port& port = ports_[p];
     if (p == in || !port.connected() || port.down())
       continue;
-    const bool ready = port.has_credits(sim.now(), output_vl(in, p, packet.sl), packet.wire_bytes);
-    const std::uint64_t load = ar_waiting_bytes_[p];
+    const std::uint8_t vl = output_vl(in, p, packet.sl);
+    const bool ready = port.has_credits(sim.now(), vl, packet.wire_bytes);
+    const std::int64_t load = static_cast<std::int64_t>(ar_waiting_bytes_[p]) -
+                              std::int64_t{port.available_blocks(sim.now(), vl)} * link::block_bytes;
     if (best == ports.size() || (ready && !best_ready) || (ready == best_ready && load < best_load)) {
       best = i;
       best_load = load;
@@ -329,12 +355,19 @@ void Switch::mark_congestion(link::Packet& packet, std::uint8_t out_port, std::u
 }
 
 bool Switch::head_waits_for(std::uint8_t in_port, std::uint8_t vl, std::uint8_t& out_port, std::uint8_t& out_vl) const {
-  const Input& input = inputs_[slot(in_port, vl)];
-  if (!input.head.valid() || input.busy)
-    return false;
-  out_port = pool_[input.head].out_port;
-  out_vl = pool_[input.head].out_vl;
-  return out_port != management_port;
+  // With virtual output queues the input has a head per output; once nothing moves, each waits on a blocked
+  // channel, so the first one found is on the way to a cycle as much as any.
+  const std::size_t outputs = voq_ ? ports_.size() : 1;
+  for (std::size_t out = 0; out < outputs; ++out) {
+    const Input& input = inputs_[slot(in_port, vl, static_cast<std::uint8_t>(out))];
+    if (!input.head.valid() || input.busy)
+      continue;
+    out_port = pool_[input.head].out_port;
+    out_vl = pool_[input.head].out_vl;
+    if (out_port != management_port)
+      return true;
+  }
+  return false;
 }
 
 void Switch::discard(link::PacketHandle handle) {
@@ -454,11 +487,13 @@ std::string Switch::check_invariants() const {
       continue;
     }
     for (std::uint8_t vl = 0; vl < ports_[p].data_vls(); ++vl) {
-      const Input& input = inputs_[slot(static_cast<std::uint8_t>(p), vl)];
-      // The packet leaving from here (if any) still holds its blocks.
-      std::uint64_t queued_blocks = input.busy ? link::blocks_for(input.sending_wire_bytes) : 0;
-      for (link::PacketHandle h = input.head; h.valid(); h = link::PacketHandle{pool_[h].next_in_queue}) {
-        queued_blocks += link::blocks_for(pool_[h].wire_bytes);
+      std::uint64_t queued_blocks = 0;
+      for (std::size_t out = 0; out < (voq_ ? ports_.size() : 1); ++out) {
+        const Input& input = inputs_[slot(static_cast<std::uint8_t>(p), vl, static_cast<std::uint8_t>(out))];
+        // The packet leaving from here (if any) still holds its blocks.
+        queued_blocks += input.busy ? link::blocks_for(input.sending_wire_bytes) : 0;
+        for (link::PacketHandle h = input.head; h.valid(); h = link::PacketHandle{pool_[h].next_in_queue})
+          queued_blocks += link::blocks_for(pool_[h].wire_bytes);
       }
       if (queued_blocks != ports_[p].used_blocks(vl)) {
         problems += "buffer-accounting: p" + std::to_string(p) + " vl" + std::to_string(vl) + " holds " +

@@ -7,8 +7,10 @@
 // head-of-line blocking emerges from the buffers. Faults: once a port's link is down, the packets its buffer holds
 // and those queued anywhere for it are dropped, as are later arrivals routed to it (PortXmitDiscards) or to no
 // route after a reroute (PortRcvSwitchRelayErrors), until the subnet manager's new tables steer around it. Left out:
-// multicast (MFT), adaptive routing, credit starvation marking, input speedup beyond one packet per (port, VL) at a
-// time, and packet lifetime limits. Congestion control (IBA A10, set_congestion_control): an output VL is congested
+// multicast (MFT), credit starvation marking and packet lifetime limits. With virtual_output_queues, each input
+// buffer (port, VL) keeps one FIFO per output port instead: the credits stay per input VL, but a packet waits only
+// behind packets for its own output, and an input sends to several outputs at once (as a shared-memory switch
+// reads its buffer), so head-of-line blocking between outputs is gone. Congestion control (IBA A10, set_congestion_control): an output VL is congested
 // while the bytes waiting in the switch for it reach link::cc::congested_bytes(Threshold); a packet leaving it then
 // is eligible for FECN if it is at least Packet_Size and the port is the root of the congestion (it did not wait
 // for credits to send it) or its Victim_Mask bit is set, and one in Marking_Rate + 1 eligible packets is marked.
@@ -37,6 +39,7 @@ struct Params {
   std::string device_ids;                    ///< NodeInfo.DeviceIDs that identify it in ibnetdiscover output
   sim::Time port_to_port_latency;            ///< first bit in to first bit out, unloaded, cut-through
   bool cut_through;                          ///< false = store-and-forward
+  bool virtual_output_queues;                ///< each input buffer keeps a FIFO per output (false: one FIFO)
   std::uint32_t input_buffer_bytes_per_port; ///< receive buffer per port, split evenly over operational data VLs
   std::uint32_t vl_cap;                      ///< data VLs per port (PortInfo.VLCap): 1, 2, 4, 8 or 15
   std::uint32_t vl15_buffer_packets;         ///< VL15 receive slots per port
@@ -134,9 +137,10 @@ public:
 
 private:
   static constexpr std::uint16_t no_slot = 0xffff;
-  /// One input buffer's FIFO of packets, threaded through Packet::next_in_queue. Its head is the only packet
-  /// that may move; once it starts out it leaves the FIFO, but the input stays busy (and its blocks held) until
-  /// its last bit has left, so the next head waits for that.
+  /// One input queue's FIFO of packets, threaded through Packet::next_in_queue: an input buffer's (port, VL), or
+  /// with virtual output queues its share for one output. Its head is the only packet that may move; once it
+  /// starts out it leaves the FIFO, but the queue stays busy (and its blocks held) until its last bit has left,
+  /// so the next head waits for that.
   struct Input {
     link::PacketHandle head; ///< invalid: empty
     link::PacketHandle tail;
@@ -157,14 +161,25 @@ private:
   };
 
   /// Input slots are VL-major, (VL << port_shift_) | port: the inputs of one VL, which a fabric using few VLs keeps
-  /// touching, share cache lines instead of each taking one.
-  std::uint16_t slot(std::uint8_t port, std::uint8_t vl) const {
-    return static_cast<std::uint16_t>(vl << port_shift_ | port);
+  /// touching, share cache lines instead of each taking one. With virtual output queues a slot is
+  /// ((VL index * ports) + port) * ports + output, VL15 taking the index after the data VLs.
+  std::uint16_t slot(std::uint8_t port, std::uint8_t vl, std::uint8_t out_port) const {
+    if (!voq_)
+      return static_cast<std::uint16_t>(vl << port_shift_ | port);
+    const std::size_t vl_index = vl == link::management_vl ? vl_cap_ : vl;
+    return static_cast<std::uint16_t>((vl_index * ports_.size() + port) * ports_.size() + out_port);
   }
   std::uint8_t slot_port(std::uint16_t input_slot) const {
-    return static_cast<std::uint8_t>(input_slot & ((1u << port_shift_) - 1));
+    if (!voq_)
+      return static_cast<std::uint8_t>(input_slot & ((1u << port_shift_) - 1));
+    return static_cast<std::uint8_t>(input_slot / ports_.size() % ports_.size());
   }
-  std::uint8_t slot_vl(std::uint16_t input_slot) const { return static_cast<std::uint8_t>(input_slot >> port_shift_); }
+  std::uint8_t slot_vl(std::uint16_t input_slot) const {
+    if (!voq_)
+      return static_cast<std::uint8_t>(input_slot >> port_shift_);
+    const std::size_t vl_index = input_slot / (ports_.size() * ports_.size());
+    return vl_index == vl_cap_ ? link::management_vl : static_cast<std::uint8_t>(vl_index);
+  }
   void on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle);
   void on_tx_done(sim::Simulator& sim, std::uint8_t out_port);
   /// The input's new head (it has arrived, so it is ready) requests its output.
@@ -195,6 +210,8 @@ private:
   link::PacketPool& pool_;
   std::vector<link::Port> ports_; ///< index = port number; [0] is the management port, never wired
   std::uint8_t port_shift_;       ///< bits of a port number in a slot: std::bit_width(port_count)
+  bool voq_;                      ///< virtual output queues: a slot per (port, VL, output)
+  std::uint8_t vl_cap_;           ///< data VLs per port, for VOQ slots
   std::vector<Input> inputs_;     ///< index = slot(port, VL)
   std::vector<Output> outputs_;   ///< index = port number
   std::vector<std::uint8_t> lft_;
