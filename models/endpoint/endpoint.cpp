@@ -453,6 +453,10 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
       throw violation("endpoint-psn-order", "PSN " + std::to_string(p.psn) + " arrived twice");
     while (c.reorder.size() <= static_cast<std::uint32_t>(d))
       c.reorder.push_back(0);
+    if (d > 0) {
+      ++counters_.packets_out_of_order;
+      counters_.reorder_depth_max = std::max(counters_.reorder_depth_max, static_cast<std::uint32_t>(c.reorder.size()));
+    }
     c.reorder[static_cast<std::uint32_t>(d)] = static_cast<std::uint8_t>(
         reorder_arrived | (p.ack_request ? reorder_ack_request : 0) | (last_of_message(p.opcode) ? reorder_last : 0));
     counters_.payload_bytes_received += p.payload_bytes;

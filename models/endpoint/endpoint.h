@@ -68,6 +68,8 @@ struct Counters {
   std::uint64_t sequence_naks_received = 0; ///< NAKs (PSN sequence error) that made the sender go back
   std::uint64_t messages_failed = 0;        ///< completed in error (retry exceeded or flushed)
   std::uint32_t connections_failed = 0;     ///< connections in error
+  std::uint64_t packets_out_of_order = 0;   ///< data packets that arrived before an earlier PSN of theirs (held)
+  std::uint32_t reorder_depth_max = 0;      ///< most PSNs one connection held at once, waiting for a gap
 };
 
 class Endpoint {

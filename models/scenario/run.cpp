@@ -507,6 +507,31 @@ nlohmann::ordered_json congestion_report(Cluster& cluster, const ib::topo::Topol
   return out;
 }
 
+/// Adaptive routing: the switches' choices and the reordering the endpoints absorbed.
+nlohmann::ordered_json adaptive_report(Cluster& cluster, const ib::topo::Topology& topology) {
+  std::uint64_t decisions = 0, off_static = 0;
+  for (std::size_t n = 0; n < topology.node_count(); ++n) {
+    const auto node = static_cast<ib::topo::NodeIndex>(n);
+    if (topology.node(node).kind != ib::topo::NodeKind::switch_node)
+      continue;
+    decisions += cluster.fabric().switch_of(node).counters().adaptive_decisions;
+    off_static += cluster.fabric().switch_of(node).counters().adaptive_off_static;
+  }
+  std::uint64_t out_of_order = 0;
+  std::uint32_t depth = 0;
+  for (std::size_t i = 0; i < cluster.host_count(); ++i)
+    if (const ib::endpoint::Endpoint* e = cluster.host(i).endpoint.get()) {
+      out_of_order += e->counters().packets_out_of_order;
+      depth = std::max(depth, e->counters().reorder_depth_max);
+    }
+  nlohmann::ordered_json out;
+  out["packets_routed_adaptively"] = decisions;
+  out["packets_off_static_port"] = off_static;
+  out["packets_out_of_order"] = out_of_order;
+  out["reorder_depth_max"] = depth;
+  return out;
+}
+
 /// HostModel::fabric: what the endpoints sent and received, over the cluster.
 nlohmann::ordered_json endpoint_totals(Cluster& cluster) {
   ib::endpoint::Counters total;
@@ -864,15 +889,16 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   if (cluster.faults() != nullptr)
     results["faults"] = fault_report(cluster, topology);
   if (f.adaptive_routing) { // absent when off, so that reports without it stay as they were
-    std::uint64_t decisions = 0, off_static = 0;
-    for (std::size_t n = 0; n < topology.node_count(); ++n) {
-      const auto node = static_cast<ib::topo::NodeIndex>(n);
-      if (topology.node(node).kind != ib::topo::NodeKind::switch_node)
-        continue;
-      decisions += cluster.fabric().switch_of(node).counters().adaptive_decisions;
-      off_static += cluster.fabric().switch_of(node).counters().adaptive_off_static;
-    }
-    results["adaptive_routing"] = {{"packets_routed_adaptively", decisions}, {"packets_off_static_port", off_static}};
+    results["adaptive_routing"] = adaptive_report(cluster, topology);
+    const auto& ar = results["adaptive_routing"];
+    std::ostringstream line;
+    line << "adaptive routing: " << ar.at("packets_routed_adaptively").get<std::uint64_t>()
+         << " packets routed by AR groups, " << ar.at("packets_off_static_port").get<std::uint64_t>()
+         << " by another port than the LFT's; " << ar.at("packets_out_of_order").get<std::uint64_t>()
+         << " arrived out of order, at most " << ar.at("reorder_depth_max").get<std::uint64_t>()
+         << " PSNs held by one QP";
+    result.table.push_back(line.str());
+    result.table.push_back("");
   }
   if (options.congestion_switch.enabled) { // absent when off, so that reports without it stay as they were
     results["congestion_control"] = congestion_report(cluster, topology);

@@ -309,6 +309,8 @@ std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& pack
   std::size_t best = ports.size();
   std::int64_t best_load = 0;
   bool best_ready = false;
+  std::int64_t static_load = 0;
+  bool static_ready = false, static_usable = false;
   for (std::size_t k = 0; k < ports.size(); ++k) {
     const std::size_t i = (next + k) % ports.size();
     const std::uint8_t p = ports[i];
@@ -319,6 +321,11 @@ std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& pack
     const bool ready = port.has_credits(sim.now(), vl, packet.wire_bytes);
     const std::int64_t load = static_cast<std::int64_t>(ar_waiting_bytes_[p]) -
                               std::int64_t{port.available_blocks(sim.now(), vl)} * link::block_bytes;
+    if (i == 0) {
+      static_load = load;
+      static_ready = ready;
+      static_usable = true;
+    }
     if (best == ports.size() || (ready && !best_ready) || (ready == best_ready && load < best_load)) {
       best = i;
       best_load = load;
@@ -327,6 +334,8 @@ std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& pack
   }
   if (best == ports.size())
     return ports.front(); // none usable: the LFT's port, which the fault handling then deals with
+  if (static_usable && static_ready == best_ready && static_load <= best_load + std::int64_t{packet.wire_bytes})
+    best = 0;
   next = static_cast<std::uint16_t>((best + 1) % ports.size());
   ++counters_.adaptive_decisions;
   counters_.adaptive_off_static += best != 0 ? 1 : 0;
