@@ -50,16 +50,17 @@ std::string validate(const Params& params) {
   std::string problem = link::validate_port_parameters(params.link_widths, params.link_speeds, params.vl_cap,
                                                        params.input_buffer_bytes_per_port);
   if (problem.empty() && params.virtual_output_queues && input_queue_count(params) >= 0xffff)
-    problem = "virtual_output_queues: (vl_cap + 1) x (port_count + 1)^2 = " +
-              std::to_string(input_queue_count(params)) + " queues, more than the 65534 a switch can index";
+    problem =
+        "virtual_output_queues: (vl_cap + 1) x (port_count + 1)^2 = " + std::to_string(input_queue_count(params)) +
+        " queues, more than the 65534 a switch can index";
   return problem.empty() ? link::validate_device_ids(params.device_ids) : problem;
 }
 
 Switch::Switch(const Params& params, sim::Target self, std::uint32_t component_id, link::PacketPool& pool)
     : self_(self), component_id_(component_id), pool_(pool), ports_(params.port_count + 1),
-      port_shift_(static_cast<std::uint8_t>(std::bit_width(params.port_count))),
-      voq_(params.virtual_output_queues), vl_cap_(static_cast<std::uint8_t>(params.vl_cap)),
-      inputs_(input_queue_count(params)), outputs_(params.port_count + 1) {
+      port_shift_(static_cast<std::uint8_t>(std::bit_width(params.port_count))), voq_(params.virtual_output_queues),
+      vl_cap_(static_cast<std::uint8_t>(params.vl_cap)), inputs_(input_queue_count(params)),
+      outputs_(params.port_count + 1) {
   assert(validate(params).empty());
   // The port-to-port latency rides on the arrival event: a packet is routed and may leave at that instant.
   const link::PortConfig config{params.input_buffer_bytes_per_port,

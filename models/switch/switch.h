@@ -10,10 +10,12 @@
 // multicast (MFT), credit starvation marking and packet lifetime limits. With virtual_output_queues, each input
 // buffer (port, VL) keeps one FIFO per output port instead: the credits stay per input VL, but a packet waits only
 // behind packets for its own output, and an input sends to several outputs at once (as a shared-memory switch
-// reads its buffer), so head-of-line blocking between outputs is gone. Congestion control (IBA A10, set_congestion_control): an output VL is congested
-// while the bytes waiting in the switch for it reach link::cc::congested_bytes(Threshold); a packet leaving it then
-// is eligible for FECN if it is at least Packet_Size and the port is the root of the congestion (it did not wait
-// for credits to send it) or its Victim_Mask bit is set, and one in Marking_Rate + 1 eligible packets is marked.
+// reads its buffer), so head-of-line blocking between outputs is gone. Adaptive routing (set_adaptive_routing):
+// a DLID with an AR group leaves by the group's least-loaded port (adaptive_port). Congestion control (IBA A10,
+// set_congestion_control): an output VL is congested while the bytes waiting in the switch for it reach
+// link::cc::congested_bytes(Threshold); a packet leaving it then is eligible for FECN if it is at least Packet_Size and
+// the port is the root of the congestion (it did not wait for credits to send it) or its Victim_Mask bit is set, and
+// one in Marking_Rate + 1 eligible packets is marked.
 #pragma once
 
 #include <array>

@@ -371,9 +371,10 @@ TEST_CASE("adaptive routing: on the 16-host fat tree random permutations reach a
   // routes collide (the issue's starting point: 49 %), over eight permutations (seeds), 500 messages per host.
   const std::string path = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/experiments/adaptive_routing.json";
   const auto run = [&](bool adaptive, int seed) {
-    const auto r = run_cli({"run", path, "--format", "json", "--set", "/topology=\"../../topologies/examples/ft2-16.json\"",
-                            "--set", "/workloads/0/messages=500", "--set", "/seed=" + std::to_string(seed), "--set",
-                            std::string("/subnet_manager/adaptive_routing=") + (adaptive ? "true" : "false")});
+    const auto r =
+        run_cli({"run", path, "--format", "json", "--set", "/topology=\"../../topologies/examples/ft2-16.json\"",
+                 "--set", "/workloads/0/messages=500", "--set", "/seed=" + std::to_string(seed), "--set",
+                 std::string("/subnet_manager/adaptive_routing=") + (adaptive ? "true" : "false")});
     INFO(r.err);
     REQUIRE(r.exit_code == 0);
     return json::parse(r.out);
