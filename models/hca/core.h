@@ -21,6 +21,7 @@ struct DmaOp;
 struct Wire;
 struct TransportHeaders;
 struct PcieCounters;
+struct CongestionState;
 enum class Purpose : std::uint8_t;
 using DmaHandle = sim::Handle<DmaOp>;
 
@@ -33,6 +34,7 @@ struct Core {
   std::deque<Qp>& qps;
   sim::Pool<DmaOp, 256>& ops; ///< the bus hands each one's token back to the stage that issued it
   PcieCounters& pcie;
+  CongestionState& cc; ///< congestion control (IBA A10) as the SM set it on this CA
 
   // Defined in hca_state.h, where the types are complete.
   /// The QP of number `qpn`, or null.

@@ -43,9 +43,17 @@ Hca::Hca(const Params& params, const pcie::BusConfig& bus, const pcie::HostParam
          std::uint32_t component_id, Wire& wire, pcie::HostMemory& memory)
     : params_(params), host_(host), self_(self), component_id_(component_id), wire_(wire), memory_(memory),
       bus_(std::make_unique<pcie::Bus>(bus, self, static_cast<std::uint8_t>(Kind::first_bus_kind), *this)),
-      stages_(std::make_unique<Stages>(Core{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_})) {}
+      stages_(std::make_unique<Stages>(Core{params_, self_, wire_, memory_, *bus_, qps_, ops_, pcie_, cc_})) {}
 
 Hca::~Hca() = default;
+
+void Hca::set_congestion_control(const link::cc::CaSetting& setting) {
+  cc_.setting = setting;
+  cc_.component_id = component_id_;
+  if (setting.enabled && setting.per_sl)
+    for (std::uint8_t i = 0; i < params_.port_count; ++i)
+      stages_->tx.port(i).sl_flows.resize(16);
+}
 
 link::Port& Hca::port(std::uint8_t number) {
   return stages_->tx.port(number - 1u).port;
@@ -86,6 +94,9 @@ void Hca::drop_next_received(std::uint32_t count) {
 }
 std::uint64_t Hca::packets_dropped_by_fault() const {
   return stages_->responder.packets_dropped_by_fault();
+}
+void Hca::mark_next_received_fecn(std::uint32_t count) {
+  stages_->responder.mark_next_received_fecn(count);
 }
 
 std::uint32_t Hca::qp_count() const {
@@ -176,6 +187,8 @@ void Hca::settle(sim::Simulator& sim, sim::Time until) {
 
 void Hca::set_tracer(sim::Tracer* tracer) {
   tracer_ = tracer;
+  cc_.tracer = tracer;
+  cc_.component_id = component_id_;
   stages_->tx.set_tracer(tracer);
 }
 
@@ -225,6 +238,12 @@ void Hca::on_event(sim::Simulator& sim, const sim::Event& event) {
     return;
   case Kind::atomic_issue:
     stages_->atomics.issue(sim, DmaHandle{event.handle});
+    return;
+  case Kind::cc_wake:
+    stages_->tx.on_cc_wake(sim, event.handle, event.generation);
+    return;
+  case Kind::cc_sl_wake:
+    stages_->tx.on_cc_sl_wake(sim, event.handle, event.generation);
     return;
   case Kind::first_bus_kind:
     break;

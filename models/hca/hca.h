@@ -32,6 +32,7 @@
 
 #include "models/hca/params.h"
 #include "models/hca/verbs.h"
+#include "models/link/congestion.h"
 #include "models/link/link.h"
 #include "models/link/packet.h"
 #include "models/link/port.h"
@@ -115,6 +116,15 @@ struct PcieCounters {
   std::uint64_t qp_context_reads = 0; ///< QP-context cache misses, each a DMA read of the context
 };
 
+/// Congestion control on this CA (IBA A10, docs/models/congestion-control.md): the SM's setting, what it counted, and
+/// where BECNs are traced.
+struct CongestionState {
+  link::cc::CaSetting setting;
+  link::cc::CaCounters counters;
+  sim::Tracer* tracer = nullptr;
+  std::uint32_t component_id = 0;
+};
+
 // The model's own state (hca_state.h) and its pipeline stages; not for other models.
 struct Qp;
 struct DmaOp;
@@ -135,6 +145,8 @@ public:
     retry_timer,                           ///< handle = QP index
     rnr_timer,                             ///< handle = QP index
     atomic_issue,                          ///< handle = DMA op of an atomic: the atomic unit is done with it
+    cc_wake,    ///< handle = QP index: its congestion control hold is over (per QP; generation: the hold's)
+    cc_sl_wake, ///< handle = port index x 16 + SL: that SL's hold is over (per SL; generation: the hold's)
     first_bus_kind,
   };
   static constexpr std::uint8_t kind_count = static_cast<std::uint8_t>(Kind::first_bus_kind) + pcie::Bus::kind_count;
@@ -191,6 +203,11 @@ public:
   /// CQEs visible and not yet polled.
   std::uint32_t cq_ready(std::uint32_t cq) const;
 
+  /// Congestion control as the SM configures it (IBA A10): this CA answers FECN with BECN (in the ACK, or a CNP
+  /// for UC and UD), raises its QPs' (or SLs') CCTI on BECN and delays their request packets by the table's entry.
+  void set_congestion_control(const link::cc::CaSetting& setting);
+  const link::cc::CaCounters& congestion_counters() const { return cc_.counters; }
+
   // Observation.
   /// Traces PCIe transactions, packets sent by its ports and the programs' verbs calls to `tracer` (nullptr: off).
   void set_tracer(sim::Tracer* tracer);
@@ -217,6 +234,8 @@ public:
   /// Test hook (fault injection): the next `count` data packets this HCA receives are dropped on arrival.
   void drop_next_received(std::uint32_t count);
   std::uint64_t packets_dropped_by_fault() const;
+  /// Test hook: the next `count` requests this HCA receives arrive marked FECN, as a congested switch marks them.
+  void mark_next_received_fecn(std::uint32_t count);
   /// Every posted send WR completed (or flushed) and nothing left in flight on the HCA: "" or what is left.
   std::string check_quiescent() const;
 
@@ -247,6 +266,7 @@ private:
   std::deque<Qp> qps_;        ///< by index; a deque grows without moving them (no copy of every QP at each doubling)
   sim::Pool<DmaOp, 256> ops_; // per HCA: small chunks (see pcie::Bus)
   PcieCounters pcie_;
+  CongestionState cc_;
   /// The pipeline's stages and the Core they share (the above, as they see it); defined in hca_state.h, so that this
   /// header shows none of them.
   struct Stages;

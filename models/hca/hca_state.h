@@ -112,6 +112,8 @@ struct RequesterState {
   std::uint32_t tx_generation = 0; ///< bumped on rewind: packets built before are discarded unsent
   sim::Time tx_busy;               ///< its last work item on the send engines ends here
   bool active = false;             ///< in its port's builder ring
+  CcFlow cc;                       ///< congestion control per QP
+  bool cc_held = false;            ///< out of the builder ring until its congestion control flow's wake
 };
 
 /// The responder's state (IBA vol 1 §9.7, the responder's side): PSN checks, the message being placed, the RECV

@@ -8,6 +8,7 @@
 #include "models/hca/hca.h"
 #include "models/hca/hca_state.h"
 #include "models/hca/responder.h"
+#include "models/hca/transmitter.h"
 #include "sim/errors.h"
 
 namespace ib::hca {
@@ -181,6 +182,10 @@ void Requester::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
 }
 
 // ---- Request packets, acknowledgements, retries, completions.
+
+std::uint8_t Requester::next_sl(const Qp& qp) const {
+  return qp.type == verbs::QpType::ud ? qp.sq.slots[qp.req.cursor_wqe % qp.caps.max_send_wr].wr.ah.sl : qp.attr.sl;
+}
 
 bool Requester::can_build(const Qp& qp) const {
   if (qp.state != verbs::QpState::rts || qp.req.rnr_waiting || qp.req.cursor_wqe == qp.req.processed)
@@ -365,6 +370,8 @@ void Requester::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
 void Requester::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h) {
   if (qp.state != verbs::QpState::rts || qp.type != verbs::QpType::rc)
     return;
+  if (packet.becn) [[unlikely]]
+    on_becn(sim, qp, packet.sl);
   switch (static_cast<Aeth>(h.syndrome)) {
   case Aeth::ack:
     acknowledge_upto(sim, qp, packet.psn);
@@ -399,6 +406,21 @@ void Requester::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& 
                                                                        : verbs::WcStatus::rem_access_err);
     return;
   }
+}
+
+void Requester::on_becn(sim::Simulator& sim, Qp& qp, std::uint8_t sl) {
+  CongestionState& cc = core_.cc;
+  if (!cc.setting.applies_to(sl))
+    return;
+  ++cc.counters.becn_received;
+  const std::uint16_t index = tx_.cc_flow(qp, sl).ccti.on_becn(sim.now(), cc.setting);
+  cc.counters.max_ccti = std::max(cc.counters.max_ccti, index);
+  if (index == cc.setting.trigger_threshold)
+    ++cc.counters.trigger_events;
+  if (cc.tracer != nullptr && cc.tracer->wants(cc.component_id, qp.qpn, sim.now(), sim.now()))
+    cc.tracer->instant(cc.component_id, 0, "congestion", "BECN", sim.now(),
+                       "\"qpn\": " + std::to_string(qp.qpn) + ", \"sl\": " + std::to_string(sl) +
+                           ", \"ccti\": " + std::to_string(index));
 }
 
 void Requester::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {

@@ -50,12 +50,16 @@ public:
   void on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
   /// The last packet of a request has left the port.
   void on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entry);
+  /// The SL of the QP's next request packet (a UD QP's comes with each work request).
+  std::uint8_t next_sl(const Qp& qp) const;
 
   // What comes back: the receive engines' responses and the timers.
   /// An ACK or NAK (its AETH in `h`); the packet stays the caller's.
   void on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h);
   /// A READ response or atomic acknowledgement; the packet is the requester's.
   void on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  /// A BECN on SL `sl` for the QP, in an ACK or a CNP (IBA A10): its flow's CCTI rises.
+  void on_becn(sim::Simulator& sim, Qp& qp, std::uint8_t sl);
   /// Hca::Kind::retry_timer.
   void on_retry_timer(sim::Simulator& sim, Qp& qp);
   /// Hca::Kind::rnr_timer.

@@ -74,6 +74,10 @@ void Responder::on_packet_arrives(sim::Simulator& sim, PortState& port, link::Pa
     consume_packet(sim, handle);
     return;
   }
+  if (mark_fecn_next_ > 0 && !is_response(p.opcode) && p.opcode != Opcode::congestion_notification) { // test hook
+    --mark_fecn_next_;
+    p.fecn = true;
+  }
   Qp* qp = core_.find_qp(p.dest_qpn);
   if (qp == nullptr) { // still takes an engine's time to be found so
     sim::Time no_qp_busy;
@@ -109,6 +113,11 @@ void Responder::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) 
     consume_packet(sim, handle);
     return;
   }
+  if (p.opcode == Opcode::congestion_notification) [[unlikely]] { // the BECN of a UC or UD request the QP sent
+    requester_.on_becn(sim, *qp, p.sl);
+    consume_packet(sim, handle);
+    return;
+  }
   if (is_response(p.opcode)) {
     if (p.opcode == Opcode::acknowledge) {
       requester_.on_acknowledge(sim, *qp, p, core_.headers_of(handle));
@@ -127,6 +136,39 @@ void Responder::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) 
 }
 
 void Responder::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+  const link::Packet& p = core_.wire.packets[handle];
+  if (!p.fecn || !core_.cc.setting.enabled) [[likely]] {
+    respond_to(sim, qp, handle);
+    return;
+  }
+  // FECN (IBA A10): the request's source hears of the congestion at once. RC: the ACK or NAK the request gets
+  // carries BECN, or an ACK of what is in order so far if it gets none; UC and UD, which have no ACKs: a CNP to
+  // the source QP (a datagram's from its DETH).
+  ++core_.cc.counters.fecn_received;
+  if (qp.type != verbs::QpType::rc) {
+    const bool ud = qp.type == verbs::QpType::ud;
+    const std::uint16_t dlid = ud ? p.slid : qp.attr.dest_lid;
+    const std::uint32_t dest_qpn = ud ? core_.headers_of(handle).src_qpn : qp.attr.dest_qpn;
+    const std::uint8_t sl = p.sl;
+    respond_to(sim, qp, handle); // may free the packet
+    send_cnp(sim, qp, dlid, sl, dest_qpn);
+    return;
+  }
+  becn_owed_ = true;
+  respond_to(sim, qp, handle);
+  if (becn_owed_ && qp.state != verbs::QpState::error)
+    send_ack(sim, qp, Aeth::ack, psn_add(qp.resp.expected_psn, psn_mask));
+  becn_owed_ = false;
+}
+
+void Responder::send_cnp(sim::Simulator& sim, Qp& qp, std::uint16_t dlid, std::uint8_t sl, std::uint32_t dest_qpn) {
+  const link::PacketHandle cnp = tx_.new_packet(qp, dlid, sl, Opcode::congestion_notification, 0, 0, dest_qpn);
+  core_.wire.packets[cnp].becn = true;
+  ++core_.cc.counters.becn_sent;
+  tx_.send_control(sim, qp, cnp);
+}
+
+void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   const link::Packet& p = core_.wire.packets[handle];
   const Opcode op = p.opcode;
   ++qp.counters.packets_received;
@@ -393,6 +435,11 @@ void Responder::send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32
   TransportHeaders& h = core_.headers_of(ack);
   h.syndrome = static_cast<std::uint8_t>(syndrome);
   h.msn = qp.resp.msn;
+  if (becn_owed_) [[unlikely]] {
+    becn_owed_ = false;
+    core_.wire.packets[ack].becn = true;
+    ++core_.cc.counters.becn_sent;
+  }
   tx_.send_control(sim, qp, ack);
 }
 

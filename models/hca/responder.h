@@ -55,16 +55,23 @@ public:
   /// Test hook (fault injection): the next `count` data packets are dropped on arrival.
   void drop_next_received(std::uint32_t count) { drop_next_ += count; }
   std::uint64_t packets_dropped_by_fault() const { return dropped_by_fault_; }
+  /// Test hook: the next `count` requests arrive marked FECN.
+  void mark_next_received_fecn(std::uint32_t count) { mark_fecn_next_ += count; }
   /// Bytes of RC SEND and WRITE payload placed in host memory.
   std::uint64_t bytes_placed() const { return bytes_placed_; }
 
 private:
+  /// A request for the QP: a FECN on it goes back as BECN (IBA A10), then respond_to answers it.
   void respond(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  void respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  /// A CNP to QP `dest_qpn` at `dlid` on SL `sl`: the BECN of a UC or UD request that came marked FECN.
+  void send_cnp(sim::Simulator& sim, Qp& qp, std::uint16_t dlid, std::uint8_t sl, std::uint32_t dest_qpn);
   void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   /// Claims the next RECV WQE of the QP's receive queue for an accepted message; false if none is posted.
   bool claim_recv(sim::Simulator& sim, Qp& qp);
   void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address, Purpose purpose);
   void finish_message(sim::Simulator& sim, Qp& qp, const link::Packet& last, const TransportHeaders& h);
+  /// An ACK or NAK; it carries the BECN owed for the request being answered, if any.
   void send_ack(sim::Simulator& sim, Qp& qp, Aeth syndrome, std::uint32_t psn);
   void start_read_response(sim::Simulator& sim, Qp& qp, const link::Packet& request, const TransportHeaders& h);
   void start_atomic(sim::Simulator& sim, Qp& qp, link::PacketHandle request);
@@ -79,6 +86,8 @@ private:
   Requester& requester_;
   EnginePool receive_engines_;
   std::uint32_t drop_next_ = 0;
+  std::uint32_t mark_fecn_next_ = 0;
+  bool becn_owed_ = false; ///< the RC request being answered came marked FECN: its first ACK or NAK carries BECN
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t bytes_placed_ = 0;
 };

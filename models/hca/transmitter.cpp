@@ -1,5 +1,7 @@
 #include "models/hca/transmitter.h"
 
+#include <algorithm>
+
 #include "models/hca/hca.h"
 #include "models/hca/hca_state.h"
 #include "models/hca/requester.h"
@@ -61,6 +63,11 @@ void Transmitter::pump(sim::Simulator& sim, PortState& port) {
     // Room for a full packet's payload; the QP keeps its turn until a packet leaves and frees some.
     if (port.payload_buffered > 0 && port.payload_buffered + qp.mtu > core_.params.tx_payload_buffer_bytes)
       break;
+    if (!response && core_.cc.setting.enabled && !cc_admit(sim, port, qp)) [[unlikely]] {
+      port.active.pop_front(); // held by congestion control: back at its flow's wake
+      qp.req.active = false;
+      continue;
+    }
     port.active.pop_front();
     if (response)
       responder_.build_packet(sim, port, qp);
@@ -171,7 +178,7 @@ void Transmitter::try_transmit(sim::Simulator& sim, PortState& port) {
     if (!entry.payload_in)
       return; // its DMA read wakes us
     if (entry.generation != core_.qps[entry.qp_index].req.tx_generation) {
-      drop_front(port); // built before a rewind: go-back-N rebuilds it
+      drop_front(sim, port); // built before a rewind: go-back-N rebuilds it
       continue;
     }
     if (entry.ready_at > now) {
@@ -192,8 +199,11 @@ void Transmitter::try_transmit(sim::Simulator& sim, PortState& port) {
     const sim::Time done = port.port.send(sim, packets, entry.packet, vl, now);
     port.transmitting = true;
     port.sending = th;
-    if (entry.is_request)
+    if (entry.is_request) {
       requester_.on_request_sent(sim, qp, entry);
+      if (core_.cc.setting.enabled) [[unlikely]]
+        cc_left_queue(sim, port, entry, true, done);
+    }
     sim.schedule(done, core_.self, static_cast<std::uint8_t>(Hca::Kind::tx_done), port.index);
     return;
   }
@@ -222,15 +232,17 @@ void Transmitter::discard_queued(sim::Simulator& sim, PortState& port) {
           requester_.on_request_left(sim, qp, entry);
       }
     }
-    drop_front(port);
+    drop_front(sim, port);
   }
 }
 
-void Transmitter::drop_front(PortState& port) {
+void Transmitter::drop_front(sim::Simulator& sim, PortState& port) {
   const TxHandle th = port.data.front();
   const TxEntry& entry = entries_[th];
   port.data.pop_front();
   port.payload_buffered -= entry.payload_bytes;
+  if (entry.is_request && core_.cc.setting.enabled) [[unlikely]]
+    cc_left_queue(sim, port, entry, false, sim.now());
   core_.free_packet(entry.packet);
   entries_.release(th);
 }
@@ -248,6 +260,102 @@ void Transmitter::on_tx_done(sim::Simulator& sim, PortState& port) {
   pump(sim, port);
   if (!port.transmitting)
     port.port.flush_flow_control(sim);
+}
+
+// ---- Congestion control (IBA A10): the injection delay of throttled flows, applied where packets are built.
+
+CcFlow& Transmitter::cc_flow(Qp& qp, std::uint8_t sl) {
+  return core_.cc.setting.per_sl ? ports_[qp.attr.port - 1u].sl_flows[sl & 15u].flow : qp.req.cc;
+}
+
+bool Transmitter::cc_admit(sim::Simulator& sim, PortState& port, Qp& qp) {
+  const link::cc::CaSetting& cc = core_.cc.setting;
+  const std::uint8_t sl = requester_.next_sl(qp);
+  if (!cc.applies_to(sl))
+    return true;
+  CcFlow& flow = cc_flow(qp, sl);
+  const sim::Time now = sim.now();
+  const std::uint16_t index = flow.ccti.at(now, cc);
+  const bool throttled = index > 0 && index < cc.table.size() && cc.table[index].multiplier > 0;
+  if (flow.next_build_at <= now && !(throttled && flow.unsent > 0)) {
+    ++flow.unsent;
+    return true;
+  }
+  if (!qp.req.cc_held) {
+    qp.req.cc_held = true;
+    if (cc.per_sl)
+      port.sl_flows[sl & 15u].held.push_back(qp.index);
+  }
+  // Held by the delay: its wake is due then. Held behind an unsent packet: that packet's departure wakes it.
+  if (flow.next_build_at > now)
+    schedule_cc_wake(sim, port, qp.index, sl, flow, flow.next_build_at);
+  return false;
+}
+
+void Transmitter::cc_left_queue(sim::Simulator& sim, PortState& port, const TxEntry& entry, bool sent, sim::Time done) {
+  const link::cc::CaSetting& cc = core_.cc.setting;
+  const link::Packet& p = core_.wire.packets[entry.packet];
+  if (!cc.applies_to(p.sl))
+    return;
+  Qp& qp = core_.qps[entry.qp_index];
+  CcFlow& flow = cc_flow(qp, p.sl);
+  --flow.unsent;
+  const sim::Time now = sim.now();
+  if (sent) {
+    // The delay follows the packet's serialization at the port's rate, as the endpoint's (T_packet, A10.4.3.9).
+    const std::uint16_t index = flow.ccti.at(now, cc);
+    if (index > 0 && index < cc.table.size()) {
+      const sim::Time delay =
+          link::cc::injection_delay(cc.table[index], sim::transfer_time(p.wire_bytes, port.port.link().data_rate));
+      if (delay > sim::Time::zero()) {
+        ++core_.cc.counters.throttled_packets;
+        core_.cc.counters.throttled_time += delay;
+        flow.next_build_at = done + delay;
+      }
+    }
+  }
+  const bool waiting = cc.per_sl ? !port.sl_flows[p.sl & 15u].held.empty() : qp.req.cc_held;
+  if (waiting && flow.unsent == 0)
+    schedule_cc_wake(sim, port, qp.index, p.sl, flow, std::max(now, flow.next_build_at));
+}
+
+void Transmitter::schedule_cc_wake(sim::Simulator& sim, PortState& port, std::uint32_t qp_index, std::uint8_t sl,
+                                   CcFlow& flow, sim::Time at) {
+  if (at == flow.wake_at)
+    return;
+  flow.wake_at = at;
+  if (core_.cc.setting.per_sl)
+    sim.schedule(at, core_.self, static_cast<std::uint8_t>(Hca::Kind::cc_sl_wake), port.index * 16u + (sl & 15u),
+                 ++flow.wake_generation);
+  else
+    sim.schedule(at, core_.self, static_cast<std::uint8_t>(Hca::Kind::cc_wake), qp_index, ++flow.wake_generation);
+}
+
+void Transmitter::on_cc_wake(sim::Simulator& sim, std::uint32_t qp_index, std::uint32_t generation) {
+  Qp& qp = core_.qps[qp_index];
+  if (generation != qp.req.cc.wake_generation) { // a later hold replaced it
+    sim.mark_stale();
+    return;
+  }
+  qp.req.cc.wake_at = sim::Time::max();
+  qp.req.cc_held = false;
+  activate(sim, qp);
+}
+
+void Transmitter::on_cc_sl_wake(sim::Simulator& sim, std::uint32_t handle, std::uint32_t generation) {
+  SlFlow& sl = ports_[handle / 16u].sl_flows[handle % 16u];
+  if (generation != sl.flow.wake_generation) {
+    sim.mark_stale();
+    return;
+  }
+  sl.flow.wake_at = sim::Time::max();
+  // The QPs it held, in the order they were held; those the builder holds again go behind them.
+  for (std::uint32_t n = sl.held.size(); n > 0; --n) {
+    Qp& qp = core_.qps[sl.held.front()];
+    sl.held.pop_front();
+    qp.req.cc_held = false;
+    activate(sim, qp);
+  }
 }
 
 } // namespace ib::hca

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/hca/core.h"
+#include "models/link/congestion.h"
 #include "models/link/port.h"
 #include "sim/pool.h"
 #include "sim/ring.h"
@@ -35,6 +36,24 @@ struct TxEntry {
 };
 using TxHandle = sim::Handle<TxEntry>;
 
+/// A flow congestion control throttles (IBA A10): a QP's requests, or with per-SL control those of every QP of one SL
+/// on a port. While its CCTI is above 0 it has at most one request packet built and not yet sent, and the next one is
+/// built no earlier than that packet's end on the wire plus the injection delay: a packet built ahead would escape
+/// the delay its predecessor sets.
+struct CcFlow {
+  link::cc::Ccti ccti;
+  sim::Time next_build_at;              ///< the hold: no request packet of the flow is built before
+  std::uint32_t unsent = 0;             ///< request packets built and not yet sent (nor dropped)
+  sim::Time wake_at = sim::Time::max(); ///< a wake is scheduled then ...
+  std::uint32_t wake_generation = 0;    ///< ... under this generation; older ones are stale
+};
+
+/// Per-SL congestion control: the SL's flow and the QPs it holds (QP indices).
+struct SlFlow {
+  CcFlow flow;
+  sim::Ring<std::uint32_t> held;
+};
+
 struct PortState {
   link::Port port;
   std::uint16_t lid = 0;
@@ -50,6 +69,7 @@ struct PortState {
   TxHandle sending; ///< the data packet on the wire, if any
   sim::Time wake_at = sim::Time::max();
   std::uint32_t wake_generation = 0;
+  std::vector<SlFlow> sl_flows; ///< by SL, with per-SL congestion control only
 };
 
 class Transmitter {
@@ -74,6 +94,13 @@ public:
   /// Hca::Kind::tx_done: the packet on the wire has left.
   void on_tx_done(sim::Simulator& sim, PortState& port);
 
+  // Congestion control (IBA A10; only when the SM configured it).
+  /// The flow whose CCTI and hold apply to the QP's request packets on SL `sl`: the QP's, or its port's SL's.
+  CcFlow& cc_flow(Qp& qp, std::uint8_t sl);
+  /// Hca::Kind::cc_wake and cc_sl_wake: a flow's hold is over; the QPs it held join the builder ring again.
+  void on_cc_wake(sim::Simulator& sim, std::uint32_t qp_index, std::uint32_t generation);
+  void on_cc_sl_wake(sim::Simulator& sim, std::uint32_t handle, std::uint32_t generation);
+
   // The builders' face.
   /// A packet of QP `qp` with its transport headers (zeroed), not yet queued.
   link::PacketHandle new_packet(const Qp& qp, std::uint16_t dlid, std::uint8_t sl, link::Opcode opcode,
@@ -92,7 +119,14 @@ private:
   /// The port's link is down: drops its queued packets whose payload is in.
   void discard_queued(sim::Simulator& sim, PortState& port);
   /// Takes the first packet of `port`'s transmit queue out of it and frees it, unsent.
-  void drop_front(PortState& port);
+  void drop_front(sim::Simulator& sim, PortState& port);
+  /// Whether the QP's next request packet may be built now; if not, the QP is held until its flow's wake.
+  bool cc_admit(sim::Simulator& sim, PortState& port, Qp& qp);
+  /// A request packet left the transmit queue: on the wire until `done`, or dropped (`sent` false). Sets the hold a
+  /// throttled flow keeps after it and wakes the QPs it held once they may build again.
+  void cc_left_queue(sim::Simulator& sim, PortState& port, const TxEntry& entry, bool sent, sim::Time done);
+  void schedule_cc_wake(sim::Simulator& sim, PortState& port, std::uint32_t qp_index, std::uint8_t sl, CcFlow& flow,
+                        sim::Time at);
 
   Core& core_;
   Requester& requester_;

@@ -5,6 +5,8 @@
 namespace ib::link {
 
 bool valid(Transport transport, Opcode opcode) {
+  if (opcode == Opcode::congestion_notification)
+    return true;
   switch (transport) {
   case Transport::rc:
     return true;
@@ -24,6 +26,7 @@ bool carries_payload(Opcode opcode) {
   case Opcode::atomic_acknowledge:
   case Opcode::compare_swap:
   case Opcode::fetch_add:
+  case Opcode::congestion_notification:
     return false;
   default:
     return true;
@@ -63,6 +66,8 @@ std::uint32_t extension_header_bytes(Transport transport, Opcode opcode) {
   case Opcode::compare_swap:
   case Opcode::fetch_add:
     return atomic_eth_bytes;
+  case Opcode::congestion_notification:
+    return 0;
   }
   return 0;
 }
@@ -120,6 +125,8 @@ std::string_view to_string(Opcode opcode) {
     return "COMPARE_SWAP";
   case Opcode::fetch_add:
     return "FETCH_ADD";
+  case Opcode::congestion_notification:
+    return "CNP";
   }
   return "?";
 }

@@ -51,9 +51,13 @@ enum class Opcode : std::uint8_t {
   atomic_acknowledge,
   compare_swap,
   fetch_add,
+  /// BTH opcode 0x80 (IBA vol 1 A10.2.2.2): a Congestion Notification Packet, LRH + BTH with BECN and no payload, by
+  /// which the destination of a FECN-marked UC or UD packet returns the congestion to its source QP.
+  congestion_notification,
 };
 
-/// Whether `opcode` exists on `transport` (UD has only SEND ONLY; UC has no READ, atomics or ACKs).
+/// Whether `opcode` exists on `transport` (UD has only SEND ONLY; UC has no READ, atomics or ACKs; any may carry a
+/// CNP).
 bool valid(Transport transport, Opcode opcode);
 /// Whether packets with `opcode` carry a data payload.
 bool carries_payload(Opcode opcode);

@@ -70,6 +70,7 @@ TEST_CASE("ib::link::extension_header_bytes: each opcode carries its IBA headers
       {Transport::uc, Opcode::send_last, 0},
       {Transport::ud, Opcode::send_only, 8},
       {Transport::ud, Opcode::send_only_with_immediate, 12},
+      {Transport::ud, Opcode::congestion_notification, 0},
   };
   for (const Row& row : rows) {
     INFO(ib::link::to_string(row.transport) << " " << ib::link::to_string(row.opcode));
@@ -79,6 +80,11 @@ TEST_CASE("ib::link::extension_header_bytes: each opcode carries its IBA headers
   CHECK(ib::link::wire_bytes(Transport::rc, Opcode::acknowledge, 0, false) == 30);
   CHECK(ib::link::wire_bytes(Transport::rc, Opcode::compare_swap, 0, false) == 54);
   CHECK(ib::link::wire_bytes(Transport::rc, Opcode::atomic_acknowledge, 0, false) == 38);
+  // A CNP is LRH, BTH, ICRC and VCRC: 26 B, on UC and UD alike (no DETH).
+  CHECK(ib::link::wire_bytes(Transport::uc, Opcode::congestion_notification, 0, false) == 26);
+  CHECK(ib::link::wire_bytes(Transport::ud, Opcode::congestion_notification, 0, false) == 26);
+  CHECK(ib::link::valid(Transport::ud, Opcode::congestion_notification));
+  CHECK_FALSE(ib::link::carries_payload(Opcode::congestion_notification));
 }
 
 TEST_CASE("ib::link::valid: UC has no READ, atomics or ACKs and UD has only SEND Only", "[link][quick]") {
