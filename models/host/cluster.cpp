@@ -23,9 +23,12 @@ Cluster::Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const
         h.endpoint->enable_out_of_order();
   }
   if (options_.congestion_ca.enabled)
-    for (HostNode& h : hosts_)
+    for (HostNode& h : hosts_) {
       if (h.endpoint)
         h.endpoint->set_congestion_control(options_.congestion_ca);
+      if (h.hca)
+        h.hca->set_congestion_control(options_.congestion_ca);
+    }
   // HCA ports use the SM's SL2VL where the routing sets one (dor's datelines); otherwise SL modulo VLs.
   for (HostNode& h : hosts_) {
     if (h.node >= subnet.routing.sl_to_vl.size() || subnet.routing.sl_to_vl[h.node].empty())

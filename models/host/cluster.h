@@ -47,7 +47,7 @@ struct ClusterOptions {
   bool cadence_dllps = true;      ///< PCIe Ack/UpdateFC DLLPs at the spec's cadence (bus.h)
   sim::ProfileOverrides profiles; ///< parameters of named profiles changed for this run (a scenario's "profiles")
   HostModel host_model = HostModel::full;
-  /// Congestion control as the SM configures it (IBA A10); disabled by default. CAs react with HostModel::fabric.
+  /// Congestion control as the SM configures it (IBA A10); disabled by default. CAs of both host models react.
   link::cc::SwitchSetting congestion_switch;
   link::cc::CaSetting congestion_ca;
   /// Adaptive routing tables the SM programs (sm::tree_groups), or nullptr for static routing alone. Fabric-level

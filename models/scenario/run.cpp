@@ -277,15 +277,11 @@ ib::sm::Params sm_params(const FabricScenario& f, const std::string& scenario_fi
 }
 
 /// The congestion control the SM configures: the cc profile with the scenario's settings, which profile_digests()
-/// has already checked (a broken one is an InputError at the scenario's key there); congestion control with full
-/// hosts is refused (their HCAs do not react to BECN yet).
-ib::sm::cc::Params cc_params(const FabricScenario& f, const std::string& scenario_file) {
+/// has already checked (a broken one is an InputError at the scenario's key there).
+ib::sm::cc::Params cc_params(const FabricScenario& f) {
   ib::sm::cc::Params params = sim::read_named_profile(ib::sm::cc::param_table(), f.cc_profile, f.profiles);
   if (const std::string broken = ib::sm::cc::validate(params); !broken.empty())
     throw sim::InputError(sim::profile_path(f.cc_profile), "/parameters", "a consistent cc profile", broken);
-  if (params.congestion_control && f.host_model != ib::host::HostModel::fabric)
-    throw sim::InputError(scenario_file, "/subnet_manager/congestion_control",
-                          "false unless host_model is \"fabric\" (full hosts' HCAs do not yet react to BECN)", "true");
   return params;
 }
 
@@ -482,10 +478,9 @@ nlohmann::ordered_json congestion_report(Cluster& cluster, const ib::topo::Topol
   ib::link::cc::CaCounters total;
   nlohmann::ordered_json hosts = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < cluster.host_count(); ++i) {
-    const ib::endpoint::Endpoint* e = cluster.host(i).endpoint.get();
-    if (e == nullptr)
-      continue;
-    const ib::link::cc::CaCounters& c = e->congestion_counters();
+    const auto& host = cluster.host(i);
+    const ib::link::cc::CaCounters& c =
+        host.endpoint ? host.endpoint->congestion_counters() : host.hca->congestion_counters();
     total += c;
     if (c.fecn_received + c.becn_received == 0)
       continue;
@@ -678,7 +673,7 @@ nlohmann::ordered_json validate_fabric(const Scenario& scenario, std::vector<std
   if (!scenario.fabric.faults.empty())
     sm_params(scenario.fabric, scenario.file);
   nlohmann::ordered_json profiles = profile_digests(topology, scenario.fabric, scenario.file);
-  cc_params(scenario.fabric, scenario.file);
+  cc_params(scenario.fabric);
   ib::host::ClusterOptions options;
   options.profiles = scenario.fabric.profiles;
   options.host_model = scenario.fabric.host_model;
@@ -790,7 +785,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   options.profiles = f.profiles;
   options.host_model = f.host_model;
   const nlohmann::ordered_json profiles = profile_digests(topology, f, scenario.file);
-  const ib::sm::cc::Params cc = cc_params(f, scenario.file);
+  const ib::sm::cc::Params cc = cc_params(f);
   options.congestion_switch = ib::sm::cc::switch_setting(cc);
   options.congestion_ca = ib::sm::cc::ca_setting(cc);
   ib::sm::ArTables adaptive;

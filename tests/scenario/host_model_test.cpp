@@ -316,15 +316,50 @@ TEST_CASE("congestion control: settings it cannot apply are exit 2 at the scenar
     CHECK(config.at("profiles").contains("cc/opensm-cc"));
     CHECK(config.at("subnet_manager").at("cc_profile") == "opensm-cc");
   }
-  SECTION("full hosts") {
+  SECTION("full hosts apply it") { // their HCAs react as the endpoints do (models/hca)
     json s = scenario("cc_full", star(2), {{{"type", "permutation"}, {"messages", 1}}});
     s["subnet_manager"] = {{"congestion_control", true}};
     const std::string path = testing::write_temp("cc_full_hosts.json", s.dump(2));
-    const auto r = run_cli({"run", path});
-    CHECK(r.exit_code == 2);
-    CHECK_THAT(r.err, Catch::Contains(path + ":/subnet_manager/congestion_control: expected false unless host_model "
-                                             "is \"fabric\""));
+    CHECK(run_cli({"validate", path}).exit_code == 0);
+    const auto r = run_cli({"run", path, "--format", "json"});
+    REQUIRE(r.exit_code == 0);
+    const json cc = json::parse(r.out).at("results").at("congestion_control");
+    CHECK(cc.at("becn_received") == cc.at("becn_sent"));
   }
+}
+
+TEST_CASE("congestion control: full hosts in the hot-spot experiment raise the victim's throughput and deliver "
+          "every message",
+          "[scenario][congestion]") {
+  const std::string path = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/experiments/hot_spot_cc.json";
+  const auto run = [&](bool cc) {
+    const auto r = run_cli({"run", path, "--format", "json", "--set", "/host_model=\"full\"", "--set",
+                            "/workloads/0/messages=1000", "--set", "/workloads/1/messages=1000", "--set",
+                            std::string("/subnet_manager/congestion_control=") + (cc ? "true" : "false")});
+    INFO(r.err);
+    REQUIRE(r.exit_code == 0);
+    return json::parse(r.out);
+  };
+  const json off = run(false), on = run(true);
+  const double victim_off = results_of(off, "victim").at("aggregate_gbps").get<double>();
+  const double victim_on = results_of(on, "victim").at("aggregate_gbps").get<double>();
+  const double hot_off = results_of(off, "hot_spot").at("aggregate_gbps").get<double>();
+  const double hot_on = results_of(on, "hot_spot").at("aggregate_gbps").get<double>();
+  INFO("full hosts: victim " << victim_off << " -> " << victim_on << " Gb/s, hot spot " << hot_off << " -> " << hot_on
+                             << " Gb/s");
+  CHECK(victim_on > 1.3 * victim_off); // measured 10.9 -> 16.5 Gb/s
+  CHECK(hot_on >= 0.9 * 100);
+  const json& cc = on.at("results").at("congestion_control");
+  CHECK(cc.at("fecn_marked").get<std::uint64_t>() > 0);
+  CHECK(cc.at("fecn_received") == cc.at("fecn_marked"));
+  CHECK(cc.at("becn_received") == cc.at("becn_sent"));
+  CHECK(cc.at("throttled_packets").get<std::uint64_t>() > 0);
+  CHECK(cc.at("hosts").size() > 0);
+  for (const json* report : {&off, &on})
+    for (const char* w : {"hot_spot", "victim"}) {
+      CHECK(results_of(*report, w).at("messages_failed") == 0);
+      CHECK(results_of(*report, w).at("messages") == (std::string(w) == "victim" ? 1 : 11) * 1000);
+    }
 }
 
 TEST_CASE("congestion control: per-SL control throttles every QP of a marked host, per-QP only the marked QPs, and "

@@ -139,8 +139,7 @@ sim::Time gaps_of_second_write() {
   testing::TestCluster c(testing::star_topology(2));
   const sim::Rate rate = c->host("h1").hca->port(1).link().data_rate;
   return sim::transfer_time(link::wire_bytes(link::Transport::rc, link::Opcode::rdma_write_first, 4096, false), rate) +
-         sim::transfer_time(link::wire_bytes(link::Transport::rc, link::Opcode::rdma_write_middle, 4096, false),
-                            rate) *
+         sim::transfer_time(link::wire_bytes(link::Transport::rc, link::Opcode::rdma_write_middle, 4096, false), rate) *
              2;
 }
 
@@ -291,7 +290,7 @@ TEST_CASE("congestion control: FECN on UC and UD requests comes back in a CNP to
       CHECK(h2.becn_sent == 1);
       CHECK(h1.becn_received == 1);
       CHECK(h1.max_ccti == 1);
-      CHECK(h1.throttled_packets >= 1); // the datagrams after the CNP
+      CHECK(h1.throttled_packets >= 1);                                     // the datagrams after the CNP
       CHECK(c->host("h1").hca->qp_counters(a.qp[1]).packets_received == 0); // a CNP is no request
       CHECK(c->host("h2").hca->qp_counters(b.qp[1]).messages_received == 3);
       CHECK(c->check_invariants() == "");
