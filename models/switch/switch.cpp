@@ -306,7 +306,8 @@ std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& pack
   // The least-loaded usable port: one whose link is up and whose next hop has credits for the packet now goes
   // before one that would wait; then the least load, the bytes waiting here to leave by it less the bytes its
   // next hop's buffer has free (so a port whose downstream fills up counts as loaded before its own queue does);
-  // ties in round-robin order from `next`.
+  // ties in round-robin order from `next`. The LFT's port (the group's first) stays unless the best is lighter by
+  // more than the packet: balanced static routes are left alone.
   std::size_t best = ports.size();
   std::int64_t best_load = 0;
   bool best_ready = false;
