@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "models/hca/params.h"
 #include "models/host/cluster.h"
@@ -460,21 +461,27 @@ sim::ReportJson events_by_part(const Cluster& cluster, std::uint64_t messages) {
   return out;
 }
 
+/// Calls `visit(node, switch)` for every switch of the fabric, in topology order.
+template <class Visit>
+void for_each_switch(Cluster& cluster, const ib::topo::Topology& topology, Visit&& visit) {
+  for (std::size_t n = 0; n < topology.node_count(); ++n) {
+    const auto node = static_cast<ib::topo::NodeIndex>(n);
+    if (topology.node(node).kind == ib::topo::NodeKind::switch_node)
+      visit(node, std::as_const(cluster.fabric().switch_of(node)));
+  }
+}
+
 /// Congestion control (IBA A10): where switches marked FECN, and how the CAs reacted, in total and per host.
 nlohmann::ordered_json congestion_report(Cluster& cluster, const ib::topo::Topology& topology) {
   nlohmann::ordered_json marked = nlohmann::ordered_json::array();
   std::uint64_t fecn_marked = 0;
-  for (std::size_t n = 0; n < topology.node_count(); ++n) {
-    const auto node = static_cast<ib::topo::NodeIndex>(n);
-    if (topology.node(node).kind != ib::topo::NodeKind::switch_node)
-      continue;
-    const ib::sw::Switch& s = cluster.fabric().switch_of(node);
+  for_each_switch(cluster, topology, [&](ib::topo::NodeIndex node, const ib::sw::Switch& s) {
     for (std::uint32_t p = 1; p <= s.port_count(); ++p)
       if (const std::uint64_t count = s.fecn_marked(static_cast<std::uint8_t>(p)); count > 0) {
         marked.push_back({{"port", topology.node(node).name + "/" + std::to_string(p)}, {"fecn_marked", count}});
         fecn_marked += count;
       }
-  }
+  });
   ib::link::cc::CaCounters total;
   nlohmann::ordered_json hosts = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < cluster.host_count(); ++i) {
@@ -505,13 +512,10 @@ nlohmann::ordered_json congestion_report(Cluster& cluster, const ib::topo::Topol
 /// Adaptive routing: the switches' choices and the reordering the endpoints absorbed.
 nlohmann::ordered_json adaptive_report(Cluster& cluster, const ib::topo::Topology& topology) {
   std::uint64_t decisions = 0, off_static = 0;
-  for (std::size_t n = 0; n < topology.node_count(); ++n) {
-    const auto node = static_cast<ib::topo::NodeIndex>(n);
-    if (topology.node(node).kind != ib::topo::NodeKind::switch_node)
-      continue;
-    decisions += cluster.fabric().switch_of(node).counters().adaptive_decisions;
-    off_static += cluster.fabric().switch_of(node).counters().adaptive_off_static;
-  }
+  for_each_switch(cluster, topology, [&](ib::topo::NodeIndex, const ib::sw::Switch& s) {
+    decisions += s.counters().adaptive_decisions;
+    off_static += s.counters().adaptive_off_static;
+  });
   std::uint64_t out_of_order = 0;
   std::uint32_t depth = 0;
   for (std::size_t i = 0; i < cluster.host_count(); ++i)

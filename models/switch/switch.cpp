@@ -320,9 +320,10 @@ std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& pack
     if (p == in || !port.connected() || port.down())
       continue;
     const std::uint8_t vl = output_vl(in, p, packet.sl);
-    const bool ready = port.has_credits(sim.now(), vl, packet.wire_bytes);
-    const std::int64_t load = static_cast<std::int64_t>(ar_waiting_bytes_[p]) -
-                              std::int64_t{port.available_blocks(sim.now(), vl)} * link::block_bytes;
+    const std::uint32_t free_blocks = port.available_blocks(sim.now(), vl);
+    const bool ready = vl == link::management_vl || free_blocks >= link::blocks_for(packet.wire_bytes);
+    const std::int64_t load =
+        static_cast<std::int64_t>(ar_waiting_bytes_[p]) - std::int64_t{free_blocks} * link::block_bytes;
     if (i == 0) {
       static_load = load;
       static_ready = ready;
