@@ -26,6 +26,10 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
                                 " bytes");
   if (send_cq >= stages_->completions.cq_count() || recv_cq >= stages_->completions.cq_count())
     throw std::invalid_argument("no such CQ");
+  if (caps.out_of_order && (type != verbs::QpType::rc || params_.out_of_order_window_packets == 0))
+    throw std::invalid_argument(type != verbs::QpType::rc
+                                    ? "out-of-order data placement is for RC QPs only"
+                                    : "the device has no out-of-order data placement (out_of_order_window_packets 0)");
   Qp qp;
   qp.type = type;
   qp.index = static_cast<std::uint32_t>(qps_.size());

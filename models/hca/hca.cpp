@@ -98,6 +98,9 @@ std::uint64_t Hca::packets_dropped_by_fault() const {
 void Hca::mark_next_received_fecn(std::uint32_t count) {
   stages_->responder.mark_next_received_fecn(count);
 }
+void Hca::swap_next_received(std::uint32_t count) {
+  stages_->responder.swap_next_received(count);
+}
 
 std::uint32_t Hca::qp_count() const {
   return static_cast<std::uint32_t>(qps_.size());
@@ -138,6 +141,8 @@ QpCounters Hca::totals() const {
     t.rc_requests_failed += c.rc_requests_failed;
     t.rc_messages_accepted += c.rc_messages_accepted;
     t.error_completions += c.error_completions;
+    t.packets_out_of_order += c.packets_out_of_order;
+    t.reorder_depth_max = std::max(t.reorder_depth_max, c.reorder_depth_max);
   }
   return t;
 }
@@ -357,6 +362,8 @@ std::string Hca::check_quiescent() const {
              " send work requests never completed";
     if (!qp.resp.parked.empty())
       return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
+    if (!qp.resp.early.empty() || !qp.req.early_responses.empty())
+      return "QP " + std::to_string(qp.qpn) + ": packets held out of order, the gap before them never closed";
     if (stages_->contexts.loading(qp.index) || !qp.rx_waiting.empty())
       return "QP " + std::to_string(qp.qpn) + ": still waiting for its context";
     if (!qp.resp.claims.empty())

@@ -92,6 +92,10 @@ struct QpCounters {
   /// delivered (messages_received) once their payload is placed.
   std::uint64_t rc_messages_accepted = 0;
   std::uint64_t error_completions = 0; ///< send and receive work requests completed in error
+  /// QpCaps::out_of_order: packets taken ahead of a missing PSN (requests, or READ responses), and the most held
+  /// at once.
+  std::uint64_t packets_out_of_order = 0;
+  std::uint32_t reorder_depth_max = 0;
 };
 
 /// An RC QP's connection: its QPN and where its requests go.
@@ -236,6 +240,9 @@ public:
   std::uint64_t packets_dropped_by_fault() const;
   /// Test hook: the next `count` requests this HCA receives arrive marked FECN, as a congested switch marks them.
   void mark_next_received_fecn(std::uint32_t count);
+  /// Test hook: `count` times, a received packet other than an ACK is taken only after the one that arrives next
+  /// (the reordering adaptive routing causes, at a chosen packet).
+  void swap_next_received(std::uint32_t count);
   /// Every posted send WR completed (or flushed) and nothing left in flight on the HCA: "" or what is left.
   std::string check_quiescent() const;
 

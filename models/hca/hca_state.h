@@ -91,6 +91,18 @@ struct SendQueue {
   bool fetching = false;
 };
 
+/// Packets an out-of-order QP (QpCaps::out_of_order) took ahead of a missing PSN: the responder's requests, or the
+/// requester's READ responses. Their link buffer is free at once (the adapter keeps them on chip); they are processed
+/// as if they had just arrived once the gap before them closes.
+struct ReorderHold {
+  struct Held {
+    std::uint32_t psn;
+    link::PacketHandle packet;
+  };
+  std::vector<Held> packets; ///< by PSN (distance from the oldest expected PSN; at most the window apart)
+  bool empty() const { return packets.empty(); }
+};
+
 /// The requester's transport state (IBA vol 1 §9.7, the requester's side) and its place in the send pipeline.
 struct RequesterState {
   std::uint32_t processing = 0;    ///< WQEs handed to the send engines
@@ -114,6 +126,7 @@ struct RequesterState {
   bool active = false;             ///< in its port's builder ring
   CcFlow cc;                       ///< congestion control per QP
   bool cc_held = false;            ///< out of the builder ring until its congestion control flow's wake
+  ReorderHold early_responses;     ///< QpCaps::out_of_order: READ responses ahead of a missing one
 };
 
 /// The responder's state (IBA vol 1 §9.7, the responder's side): PSN checks, the message being placed, the RECV
@@ -137,6 +150,7 @@ struct ResponderState {
   std::vector<AtomicResult> atomic_results; ///< the last max_qp_dest_rd_atom atomics' results; empty until the first
   std::uint32_t atomic_results_next = 0;
   sim::Time rx_busy; ///< its last packet on the receive engines is checked here
+  ReorderHold early; ///< QpCaps::out_of_order: requests ahead of expected_psn
 };
 
 /// A QP: what the driver set up, its send queue, and the adapter's requester and responder state for it.

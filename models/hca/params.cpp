@@ -57,6 +57,11 @@ const sim::ParamTable<Params>& param_table() {
                1, 65536},
               {"receive_engines", &Params::receive_engines, "count",
                "received-packet processing units; any takes a QP's next packet, one at a time per QP", 1, 1024},
+              {"out_of_order_window_packets", &Params::out_of_order_window_packets, "count",
+               "RC packets a QP created with out-of-order data placement (QpCaps::out_of_order, as mlx5dv's "
+               "MLX5DV_QP_CREATE_OOO_DP) takes ahead of a missing PSN; 0: the adapter cannot, every gap is a sequence "
+               "error",
+               0, 65536},
               {"rx_packet_processing_ns", &Params::rx_packet_processing, "ns",
                "engine time to check one received packet and match it to its QP", 0, 1e6},
               {"cqe_generation_ns", &Params::cqe_generation, "ns", "time to build one CQE before its DMA write", 0,

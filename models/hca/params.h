@@ -48,10 +48,12 @@ struct Params {
   std::uint32_t tx_payload_buffer_bytes;  ///< payload fetched ahead of the wire, per port
   std::uint32_t recv_wqe_cache_entries;   ///< receive WQEs the HCA holds ahead per receive queue
   std::uint32_t receive_engines;          ///< received-packet processing units, as send_engines
-  sim::Time rx_packet_processing;         ///< one received packet checked and matched to its QP
-  sim::Time cqe_generation;               ///< one CQE built before its DMA write
-  std::uint32_t atomic_lock_buckets;      ///< atomics on addresses equal in log2(buckets) low bits serialize
-  sim::Time atomic_processing;            ///< the atomic unit's time per atomic, one at a time
+  std::uint32_t
+      out_of_order_window_packets;   ///< RC packets a QP with QpCaps::out_of_order keeps ahead of a gap; 0 = none
+  sim::Time rx_packet_processing;    ///< one received packet checked and matched to its QP
+  sim::Time cqe_generation;          ///< one CQE built before its DMA write
+  std::uint32_t atomic_lock_buckets; ///< atomics on addresses equal in log2(buckets) low bits serialize
+  sim::Time atomic_processing;       ///< the atomic unit's time per atomic, one at a time
   std::uint32_t ack_request_interval_packets; ///< AckReq also every this many packets of a message; 0 = last only
 
   // The fabric-level host model (models/endpoint): the whole host as three fixed latencies.

@@ -367,6 +367,12 @@ void Requester::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
   tx_.activate(sim, qp);
 }
 
+void Requester::drop_early_responses(sim::Simulator& sim, Qp& qp) {
+  for (const ReorderHold::Held& h : qp.req.early_responses.packets)
+    responder_.consume_packet(sim, h.packet);
+  qp.req.early_responses.packets.clear();
+}
+
 void Requester::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h) {
   if (qp.state != verbs::QpState::rts || qp.type != verbs::QpType::rc)
     return;
@@ -457,29 +463,63 @@ void Requester::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn)
   complete_requests(sim, qp);
 }
 
+std::uint32_t Requester::read_wqe_of(const Qp& qp, std::uint32_t psn) const {
+  const std::uint32_t depth = qp.caps.max_send_wr;
+  const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
+  std::uint32_t k = qp.req.uncompleted;
+  for (; k != built_end; ++k) {
+    const WqeState& w = qp.req.wqes[k % depth];
+    if (!w.done && is_read_like(qp.sq.slots[k % depth].wr.opcode) && psn_diff(psn, w.first_psn) >= 0 &&
+        psn_diff(psn, psn_add(w.first_psn, w.psn_count)) < 0)
+      break;
+  }
+  return k == built_end || !qp.req.wqes[k % depth].counted_read ? no_wqe : k;
+}
+
+std::int32_t Requester::response_gap(const Qp& qp, std::uint32_t k, std::uint32_t psn) const {
+  // Within its own request: the adapter's atomic unit may answer atomics out of PSN order, and each request's
+  // answers are checked apart (an earlier request still waiting keeps the retry timer going, below).
+  const WqeState& w = qp.req.wqes[k % qp.caps.max_send_wr];
+  return psn_diff(psn, psn_add(w.first_psn, w.responses_in));
+}
+
 void Requester::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
+  take_response(sim, qp, handle);
+  // QpCaps::out_of_order: the responses held ahead of a gap that are now in sequence, until none is.
+  ReorderHold& hold = qp.req.early_responses;
+  for (bool progress = true; progress && !hold.empty();) {
+    progress = false;
+    for (std::size_t i = 0; i < hold.packets.size(); ++i) {
+      const ReorderHold::Held h = hold.packets[i];
+      const std::uint32_t k = qp.state == verbs::QpState::rts ? read_wqe_of(qp, h.psn) : no_wqe;
+      if (k != no_wqe && response_gap(qp, k, h.psn) > 0)
+        continue; // the gap before it is still open
+      hold.packets.erase(hold.packets.begin() + static_cast<std::ptrdiff_t>(i));
+      take_response(sim, qp, h.packet); // in sequence, or a duplicate by now
+      progress = true;
+      break;
+    }
+  }
+}
+
+void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   const link::Packet& p = core_.wire.packets[handle];
   if (qp.state != verbs::QpState::rts || qp.type != verbs::QpType::rc) {
     responder_.consume_packet(sim, handle);
     return;
   }
   const std::uint32_t depth = qp.caps.max_send_wr;
-  const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
-  std::uint32_t k = qp.req.uncompleted;
-  for (; k != built_end; ++k) {
-    const WqeState& w = qp.req.wqes[k % depth];
-    if (!w.done && is_read_like(qp.sq.slots[k % depth].wr.opcode) && psn_diff(p.psn, w.first_psn) >= 0 &&
-        psn_diff(p.psn, psn_add(w.first_psn, w.psn_count)) < 0)
-      break;
-  }
-  if (k == built_end || !qp.req.wqes[k % depth].counted_read) {
+  const std::uint32_t k = read_wqe_of(qp, p.psn);
+  if (k == no_wqe) {
     ++qp.counters.duplicates_received; // an answer to a request given up on, or a duplicate
     responder_.consume_packet(sim, handle);
     return;
   }
   WqeState& w = qp.req.wqes[k % depth];
   const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
-  if (p.psn != psn_add(w.first_psn, w.responses_in)) {
+  if (const std::int32_t ahead = response_gap(qp, k, p.psn); ahead != 0) {
+    if (ahead > 0 && qp.caps.out_of_order && responder_.hold_early(sim, qp, qp.req.early_responses, ahead, handle))
+      return;              // placed once the responses before it are in
     ++qp.counters.dropped; // a gap: the timer asks again
     responder_.consume_packet(sim, handle);
     return;
@@ -522,8 +562,16 @@ void Requester::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle
     w.done = true;
     w.counted_read = false;
     --qp.req.reads_outstanding;
-    const std::uint32_t last = psn_add(w.first_psn, w.psn_count - 1);
-    if (psn_diff(last, qp.req.acked_psn) > 0) {
+    // Acknowledged through its last PSN, and through those of later requests answered before it; but not while an
+    // earlier READ or atomic waits for its answer, which may be lost: the retry timer must keep running for it.
+    bool earlier_waits = false;
+    for (std::uint32_t j = qp.req.uncompleted; j != k && !earlier_waits; ++j)
+      earlier_waits = !qp.req.wqes[j % depth].done && is_read_like(qp.sq.slots[j % depth].wr.opcode);
+    std::uint32_t last = psn_add(w.first_psn, w.psn_count - 1);
+    const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
+    for (std::uint32_t j = k + 1; j != built_end && qp.req.wqes[j % depth].done; ++j)
+      last = psn_add(qp.req.wqes[j % depth].first_psn, qp.req.wqes[j % depth].psn_count - 1);
+    if (!earlier_waits && psn_diff(last, qp.req.acked_psn) > 0) {
       qp.req.acked_psn = last;
       qp.req.retries_left = qp.attr.retry_cnt;
       qp.req.retry_deadline = sim::Time::max();
@@ -584,6 +632,7 @@ void Requester::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
   qp.req.uncompleted = qp.sq.posted;
   qp.req.processed = qp.req.processing = qp.req.cursor_wqe = qp.sq.fetched = qp.sq.doorbell_producer = qp.sq.posted;
   qp.req.cursor_packet = 0;
+  drop_early_responses(sim, qp);
   responder_.flush(sim, qp);
 }
 

@@ -81,6 +81,16 @@ private:
   void acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
   void complete_requests(sim::Simulator& sim, Qp& qp);
   void rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn);
+  /// One READ response or atomic acknowledgement, in sequence or not (on_read_response's body).
+  void take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  /// The outstanding READ or atomic WQE whose responses span `psn`, or no_wqe.
+  std::uint32_t read_wqe_of(const Qp& qp, std::uint32_t psn) const;
+  static constexpr std::uint32_t no_wqe = 0xffffffffu;
+  /// PSN `psn`, a response to WQE `k`, less the PSN of the response expected next: 0 in sequence, above 0 ahead of
+  /// a gap, below 0 a duplicate.
+  std::int32_t response_gap(const Qp& qp, std::uint32_t k, std::uint32_t psn) const;
+  /// Frees the READ responses held ahead of a gap (QpCaps::out_of_order) of a failed QP.
+  void drop_early_responses(sim::Simulator& sim, Qp& qp);
   void arm_retry_timer(sim::Simulator& sim, Qp& qp);
 
   Core& core_;

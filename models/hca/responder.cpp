@@ -68,6 +68,23 @@ void Responder::on_packet_arrives(sim::Simulator& sim, PortState& port, link::Pa
     core_.free_packet(handle);
     return;
   }
+  if (swap_next_ > 0 && p.opcode != Opcode::acknowledge) [[unlikely]] { // test hook: reordering
+    if (!swapped_.valid()) {
+      swapped_ = handle;
+      return;
+    }
+    --swap_next_;
+    const link::PacketHandle late = swapped_;
+    swapped_ = link::PacketHandle{};
+    take_arrival(sim, handle);
+    take_arrival(sim, late);
+    return;
+  }
+  take_arrival(sim, handle);
+}
+
+void Responder::take_arrival(sim::Simulator& sim, link::PacketHandle handle) {
+  link::Packet& p = core_.wire.packets[handle];
   if (drop_next_ > 0) { // fault injection
     --drop_next_;
     ++dropped_by_fault_;
@@ -100,8 +117,43 @@ void Responder::receive_packet(sim::Simulator& sim, Qp& qp, link::PacketHandle h
 
 void Responder::consume_packet(sim::Simulator& sim, link::PacketHandle handle) {
   const link::Packet& p = core_.wire.packets[handle];
-  tx_.port(p.in_port - 1u).port.release(sim, p.vl, p.wire_bytes);
+  if (!p.buffer_released) [[likely]]
+    tx_.port(p.in_port - 1u).port.release(sim, p.vl, p.wire_bytes);
   core_.free_packet(handle);
+}
+
+bool Responder::hold_early(sim::Simulator& sim, Qp& qp, ReorderHold& hold, std::int32_t ahead,
+                           link::PacketHandle handle) {
+  link::Packet& p = core_.wire.packets[handle];
+  if (ahead <= 0 || static_cast<std::uint32_t>(ahead) > core_.params.out_of_order_window_packets)
+    return false;
+  auto at = std::find_if(hold.packets.begin(), hold.packets.end(),
+                         [&](const ReorderHold::Held& h) { return psn_diff(h.psn, p.psn) >= 0; });
+  if (at != hold.packets.end() && at->psn == p.psn) { // a retransmission of one held
+    ++qp.counters.duplicates_received;
+    consume_packet(sim, handle);
+    return true;
+  }
+  // The adapter keeps it on chip: the link's buffer must not wait for the gap, or the missing packet, behind it on
+  // the same link, could never come.
+  tx_.port(p.in_port - 1u).port.release(sim, p.vl, p.wire_bytes);
+  p.buffer_released = true;
+  hold.packets.insert(at, {p.psn, handle});
+  ++qp.counters.packets_out_of_order;
+  qp.counters.reorder_depth_max =
+      std::max(qp.counters.reorder_depth_max, static_cast<std::uint32_t>(hold.packets.size()));
+  return true;
+}
+
+void Responder::take_early_requests(sim::Simulator& sim, Qp& qp) {
+  ReorderHold& hold = qp.resp.early;
+  while (!hold.empty() && qp.state != verbs::QpState::error) {
+    const ReorderHold::Held next = hold.packets.front();
+    if (psn_diff(next.psn, qp.resp.expected_psn) > 0)
+      return;
+    hold.packets.erase(hold.packets.begin());
+    respond(sim, qp, next.packet); // behind expected_psn by now (a READ's responses span PSNs): a duplicate
+  }
 }
 
 void Responder::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) {
@@ -133,6 +185,8 @@ void Responder::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) 
     return;
   }
   respond(sim, *qp, handle);
+  if (!qp->resp.early.empty()) [[unlikely]]
+    take_early_requests(sim, *qp);
 }
 
 void Responder::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
@@ -230,6 +284,14 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
       }
       consume_packet(sim, handle);
       return;
+    }
+    if (d > 0 && qp.caps.out_of_order) {
+      const std::uint64_t kept = qp.counters.packets_out_of_order;
+      if (hold_early(sim, qp, qp.resp.early, d, handle)) {
+        if (qp.counters.packets_out_of_order != kept)
+          --qp.counters.packets_received; // counted when taken, in sequence
+        return;
+      }
     }
     if (d > 0) { // a gap: one NAK, then silence until the missing PSN comes
       if (!qp.resp.nak_sent) {
@@ -559,6 +621,9 @@ void Responder::flush(sim::Simulator& sim, Qp& qp) {
     consume_packet(sim, qp.resp.parked.front());
     qp.resp.parked.pop_front();
   }
+  for (const ReorderHold::Held& h : qp.resp.early.packets)
+    consume_packet(sim, h.packet);
+  qp.resp.early.packets.clear();
 }
 
 } // namespace ib::hca

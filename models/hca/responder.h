@@ -20,6 +20,7 @@ class AtomicUnit;
 class CompletionWriter;
 class Requester;
 struct PortState;
+struct ReorderHold;
 enum class Aeth : std::uint8_t;
 
 class Responder {
@@ -41,6 +42,11 @@ public:
   /// The received packet is done with: its IB receive buffer is free again and the packet goes.
   void consume_packet(sim::Simulator& sim, link::PacketHandle packet);
 
+  /// QpCaps::out_of_order: keeps `packet`, `ahead` PSNs past the one expected, in `hold` until the gap before it
+  /// closes, its link buffer freed now; a copy already held is a duplicate and goes. False, and nothing done, when
+  /// it lies beyond the adapter's window (out_of_order_window_packets).
+  bool hold_early(sim::Simulator& sim, Qp& qp, ReorderHold& hold, std::int32_t ahead, link::PacketHandle packet);
+
   /// Places the QP's packets that waited for their receive WQE, in order, while their WQEs are on the adapter.
   void drain_parked(sim::Simulator& sim, Qp& qp);
   /// The transmitter's face: the QP has a READ response packet to build, and builds it on `port`.
@@ -57,13 +63,19 @@ public:
   std::uint64_t packets_dropped_by_fault() const { return dropped_by_fault_; }
   /// Test hook: the next `count` requests arrive marked FECN.
   void mark_next_received_fecn(std::uint32_t count) { mark_fecn_next_ += count; }
+  /// Test hook: `count` times, a packet other than an ACK is taken only after the one that arrives next.
+  void swap_next_received(std::uint32_t count) { swap_next_ += count; }
   /// Bytes of RC SEND and WRITE payload placed in host memory.
   std::uint64_t bytes_placed() const { return bytes_placed_; }
 
 private:
+  /// A packet the port took in: its QP's context, then the receive engines.
+  void take_arrival(sim::Simulator& sim, link::PacketHandle packet);
   /// A request for the QP: a FECN on it goes back as BECN (IBA A10), then respond_to answers it.
   void respond(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
   void respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  /// QpCaps::out_of_order: the requests held ahead of a gap that are now in sequence, answered in PSN order.
+  void take_early_requests(sim::Simulator& sim, Qp& qp);
   /// A CNP to QP `dest_qpn` at `dlid` on SL `sl`: the BECN of a UC or UD request that came marked FECN.
   void send_cnp(sim::Simulator& sim, Qp& qp, std::uint16_t dlid, std::uint8_t sl, std::uint32_t dest_qpn);
   void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
@@ -87,7 +99,9 @@ private:
   EnginePool receive_engines_;
   std::uint32_t drop_next_ = 0;
   std::uint32_t mark_fecn_next_ = 0;
-  bool becn_owed_ = false; ///< the RC request being answered came marked FECN: its first ACK or NAK carries BECN
+  std::uint32_t swap_next_ = 0;
+  link::PacketHandle swapped_; ///< swap_next_received: the packet waiting for the one behind it
+  bool becn_owed_ = false;     ///< the RC request being answered came marked FECN: its first ACK or NAK carries BECN
   std::uint64_t dropped_by_fault_ = 0;
   std::uint64_t bytes_placed_ = 0;
 };

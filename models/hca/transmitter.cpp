@@ -179,6 +179,9 @@ void Transmitter::try_transmit(sim::Simulator& sim, PortState& port) {
       return; // its DMA read wakes us
     if (entry.generation != core_.qps[entry.qp_index].req.tx_generation) {
       drop_front(sim, port); // built before a rewind: go-back-N rebuilds it
+      // The builder may have stopped for want of the room this frees, and nothing sent means no tx_done to restart
+      // it: a wake does.
+      wake(sim, port, now);
       continue;
     }
     if (entry.ready_at > now) {

@@ -90,6 +90,9 @@ struct QpCaps {
   /// The driver copies a lone WQE that fits the BlueFlame buffer through write-combining MMIO instead of ringing
   /// the doorbell (mlx5 does so per QP; MLX5_SHUT_UP_BF=1 turns it off).
   bool blueflame = true;
+  /// RC: out-of-order data placement (mlx5dv's MLX5DV_QP_CREATE_OOO_DP, ConnectX-5 on): packets that adaptive
+  /// routing delivers ahead of a missing PSN are taken, not answered by a sequence NAK; completions stay in order.
+  bool out_of_order = false;
 };
 
 /// The attributes modify_qp sets on the way to RTS (ibv_qp_attr), as perftest sets them.

@@ -18,9 +18,11 @@ Cluster::Cluster(const topo::Topology& topology, const sm::Subnet& subnet, const
     fabric_->set_congestion_control(options_.congestion_switch);
   if (options_.adaptive_routing != nullptr) {
     fabric_->set_adaptive_routing(*options_.adaptive_routing);
-    for (HostNode& h : hosts_)
+    for (HostNode& h : hosts_) {
       if (h.endpoint)
         h.endpoint->enable_out_of_order();
+      h.out_of_order_rc = true;
+    }
   }
   if (options_.congestion_ca.enabled)
     for (HostNode& h : hosts_) {
@@ -86,6 +88,12 @@ link::Port& Cluster::hca_port(topo::NodeIndex node, topo::PortNumber port, sm::L
   }
   if (host_of_node_[node] < 0) {
     const std::string& name = topology_.node(node).name;
+    if (options_.adaptive_routing != nullptr && params.out_of_order_window_packets == 0)
+      throw sim::InputError(sim::profile_path(topology_.node(node).profile), "/parameters/out_of_order_window_packets",
+                            "at least 1 with adaptive routing: the fabric reorders packets, and host " + name +
+                                "'s HCA would answer every gap with a sequence NAK (out-of-order data placement "
+                                "came with ConnectX-5)",
+                            "0");
     auto link_entry = link_profiles_.find(params.pcie_link);
     if (link_entry == link_profiles_.end())
       link_entry = link_profiles_

@@ -51,7 +51,7 @@ struct ClusterOptions {
   link::cc::SwitchSetting congestion_switch;
   link::cc::CaSetting congestion_ca;
   /// Adaptive routing tables the SM programs (sm::tree_groups), or nullptr for static routing alone. Fabric-level
-  /// hosts then accept packets out of order.
+  /// hosts then accept packets out of order, and programs create their RC QPs with out-of-order data placement.
   const sm::ArTables* adaptive_routing = nullptr;
 };
 
@@ -72,6 +72,10 @@ struct HostNode {
   const sm::SwitchIndex* switch_index = nullptr;
   /// Faults are injected: a work request completing in error is an outcome to report, not a model failure.
   bool faults = false;
+  /// The fabric routes adaptively: the host's RC QPs are created with out-of-order data placement
+  /// (QpCaps::out_of_order), as communication libraries set it up on AR fabrics (NVIDIA's HowTo Configure Adaptive
+  /// Routing and SHIELD).
+  bool out_of_order_rc = false;
 };
 
 /// Events by the part of the model that handled them, for the benchmarks (Cluster::count_events).

@@ -58,6 +58,11 @@ std::uint32_t Context::add_cq(std::uint32_t depth, sim::Signal& signal) {
 std::uint32_t Context::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq,
                                  std::uint32_t recv_cq) {
   settle();
+  if (node_.out_of_order_rc && type == verbs::QpType::rc && !caps.out_of_order) {
+    verbs::QpCaps ooo = caps;
+    ooo.out_of_order = true;
+    return node_.hca->create_qp(type, ooo, send_cq, recv_cq);
+  }
   return node_.hca->create_qp(type, caps, send_cq, recv_cq);
 }
 

@@ -46,6 +46,7 @@ public:
   /// A CQ on the completion channel of CQ `channel_of` (verbs lets CQs share one): a CQE on either wakes a
   /// program in wait_any_cq() over both.
   std::uint32_t create_cq(std::uint32_t depth, std::uint32_t channel_of);
+  /// ibv_create_qp. On a fabric that routes adaptively, RC QPs get out-of-order data placement (HostNode).
   std::uint32_t create_qp(verbs::QpType type, const verbs::QpCaps& caps, std::uint32_t send_cq, std::uint32_t recv_cq);
   /// RESET → INIT → RTR → RTS with `attr`; throws std::runtime_error with verbs' reason if a step is refused.
   void connect_qp(std::uint32_t qpn, const verbs::QpAttr& attr);

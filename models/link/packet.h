@@ -46,6 +46,9 @@ struct alignas(64) Packet {
   bool fecn : 1 = false;
   /// BTH.BECN: the destination returns congestion to the source, on an ACK or a CNP (congestion control only).
   bool becn : 1 = false;
+  /// At its destination: the receiver returned its buffer credits before it is done with the packet (an HCA keeps a
+  /// packet that came out of order on chip, not in the link's buffer).
+  bool buffer_released : 1 = false;
   /// Per hop: the packet behind this one in the current switch's input FIFO (its value; invalid = none). The FIFO
   /// lives in the packets it holds, so queueing touches no memory but theirs.
   std::uint32_t next_in_queue = 0xffffffffu;

@@ -509,7 +509,7 @@ nlohmann::ordered_json congestion_report(Cluster& cluster, const ib::topo::Topol
   return out;
 }
 
-/// Adaptive routing: the switches' choices and the reordering the endpoints absorbed.
+/// Adaptive routing: the switches' choices and the reordering the endpoints or HCAs absorbed.
 nlohmann::ordered_json adaptive_report(Cluster& cluster, const ib::topo::Topology& topology) {
   std::uint64_t decisions = 0, off_static = 0;
   for_each_switch(cluster, topology, [&](ib::topo::NodeIndex, const ib::sw::Switch& s) {
@@ -522,6 +522,10 @@ nlohmann::ordered_json adaptive_report(Cluster& cluster, const ib::topo::Topolog
     if (const ib::endpoint::Endpoint* e = cluster.host(i).endpoint.get()) {
       out_of_order += e->counters().packets_out_of_order;
       depth = std::max(depth, e->counters().reorder_depth_max);
+    } else {
+      const ib::hca::QpCounters q = cluster.host(i).hca->totals();
+      out_of_order += q.packets_out_of_order;
+      depth = std::max(depth, q.reorder_depth_max);
     }
   nlohmann::ordered_json out;
   out["packets_routed_adaptively"] = decisions;
@@ -681,6 +685,11 @@ nlohmann::ordered_json validate_fabric(const Scenario& scenario, std::vector<std
   ib::host::ClusterOptions options;
   options.profiles = scenario.fabric.profiles;
   options.host_model = scenario.fabric.host_model;
+  ib::sm::ArTables adaptive; // the HCAs must be able to take what AR reorders
+  if (scenario.fabric.adaptive_routing) {
+    adaptive = ib::sm::tree_groups(topology, subnet.lids, subnet.routing);
+    options.adaptive_routing = &adaptive;
+  }
   Cluster cluster(topology, subnet, options);
   // Spawning checks the host names; the programs never run.
   std::deque<ib::host::Rendezvous> rendezvous;

@@ -193,11 +193,6 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
       throw sim::InputError(scenario.file, "/verify_contents",
                             "false with host_model \"fabric\" (its hosts have no memory to carry bytes)", "true");
   }
-  if (f.adaptive_routing && f.host_model != ib::host::HostModel::fabric)
-    throw sim::InputError(scenario.file, "/subnet_manager/adaptive_routing",
-                          "false unless host_model is \"fabric\" (full hosts' HCAs do not yet accept packets out of "
-                          "order)",
-                          "true");
   if (f.adaptive_routing && !f.faults.empty())
     throw sim::InputError(scenario.file, "/subnet_manager/adaptive_routing",
                           "false in a scenario with faults (the SM's reroute does not yet recompute AR groups)",
