@@ -143,6 +143,8 @@ QpCounters Hca::totals() const {
     t.error_completions += c.error_completions;
     t.packets_out_of_order += c.packets_out_of_order;
     t.reorder_depth_max = std::max(t.reorder_depth_max, c.reorder_depth_max);
+    t.fecn_received += c.fecn_received;
+    t.becn_received += c.becn_received;
   }
   return t;
 }

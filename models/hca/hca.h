@@ -96,6 +96,8 @@ struct QpCounters {
   /// at once.
   std::uint64_t packets_out_of_order = 0;
   std::uint32_t reorder_depth_max = 0;
+  /// Congestion control (IBA A10): requests that came marked FECN, and BECNs (ACK or CNP) that came back for it.
+  std::uint64_t fecn_received = 0, becn_received = 0;
 };
 
 /// An RC QP's connection: its QPN and where its requests go.

@@ -419,6 +419,7 @@ void Requester::on_becn(sim::Simulator& sim, Qp& qp, std::uint8_t sl) {
   if (!cc.setting.applies_to(sl))
     return;
   ++cc.counters.becn_received;
+  ++qp.counters.becn_received;
   const std::uint16_t index = tx_.cc_flow(qp, sl).ccti.on_becn(sim.now(), cc.setting);
   cc.counters.max_ccti = std::max(cc.counters.max_ccti, index);
   if (index == cc.setting.trigger_threshold)

@@ -199,6 +199,7 @@ void Responder::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) 
   // carries BECN, or an ACK of what is in order so far if it gets none; UC and UD, which have no ACKs: a CNP to
   // the source QP (a datagram's from its DETH).
   ++core_.cc.counters.fecn_received;
+  ++qp.counters.fecn_received;
   if (qp.type != verbs::QpType::rc) {
     const bool ud = qp.type == verbs::QpType::ud;
     const std::uint16_t dlid = ud ? p.slid : qp.attr.dest_lid;

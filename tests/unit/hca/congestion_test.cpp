@@ -180,6 +180,11 @@ TEST_CASE("congestion control: a marked RC packet that asked for no ACK is ackno
   c->run();
   CHECK(c->host("h2").hca->congestion_counters().becn_sent == 1);
   CHECK(c->host("h1").hca->congestion_counters().becn_received == 1);
+  // Per QP too: the one that was marked, and the one the BECN came back to; not their neighbours.
+  CHECK(c->host("h2").hca->qp_counters(b.qp[0]).fecn_received == 1);
+  CHECK(c->host("h2").hca->qp_counters(b.qp[1]).fecn_received == 0);
+  CHECK(c->host("h1").hca->qp_counters(a.qp[0]).becn_received == 1);
+  CHECK(c->host("h1").hca->qp_counters(a.qp[1]).becn_received == 0);
   // Throttled from the packet after the BECN on: fewer than the eight.
   CHECK(c->host("h1").hca->congestion_counters().throttled_packets > 0);
   CHECK(c->host("h1").hca->congestion_counters().throttled_packets < 8);
