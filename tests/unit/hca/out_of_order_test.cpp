@@ -112,11 +112,12 @@ Outcome transfer(Op op, bool out_of_order, std::uint32_t messages, std::uint32_t
   out.requester = c->host("h1").hca->qp_counters(qp1);
   out.responder = c->host("h2").hca->qp_counters(qp2);
   INFO("requester: received " << out.requester.packets_received << " ooo " << out.requester.packets_out_of_order
-       << " dropped " << out.requester.dropped << " dup " << out.requester.duplicates_received << " timeouts "
-       << out.requester.timeouts << " retx " << out.requester.retransmitted_packets << "; responder: received "
-       << out.responder.packets_received << " ooo " << out.responder.packets_out_of_order << " naks "
-       << out.responder.sequence_naks_sent << " dropped " << out.responder.dropped << " dup "
-       << out.responder.duplicates_received);
+                              << " dropped " << out.requester.dropped << " dup " << out.requester.duplicates_received
+                              << " timeouts " << out.requester.timeouts << " retx "
+                              << out.requester.retransmitted_packets << "; responder: received "
+                              << out.responder.packets_received << " ooo " << out.responder.packets_out_of_order
+                              << " naks " << out.responder.sequence_naks_sent << " dropped " << out.responder.dropped
+                              << " dup " << out.responder.duplicates_received);
   CHECK(out.sent.size() == messages);
   out.data_equal = bytes_at(*c->host("h1").memory, buf1, bytes) == bytes_at(*c->host("h2").memory, buf2, bytes);
   return out;
