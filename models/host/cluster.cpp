@@ -141,9 +141,9 @@ void Cluster::inject_faults(std::vector<fabric::Fault> faults, const sm::SmOptio
                             const sm::Params& sm_params) {
   if (faults.empty())
     return;
-  faults_ =
-      std::make_unique<fabric::FaultInjector>(*fabric_, topology_, subnet_, options, sm_params, std::move(faults),
-                                              sim::Target{fault_type, 0}, static_cast<link::PacketDiscard&>(*this));
+  faults_ = std::make_unique<fabric::FaultInjector>(
+      *fabric_, topology_, subnet_, options, sm_params, std::move(faults), sim::Target{fault_type, 0},
+      static_cast<link::PacketDiscard&>(*this), options_.adaptive_routing);
   for (HostNode& h : hosts_) {
     h.faults = true;
     if (h.endpoint)
