@@ -116,8 +116,9 @@ public:
   void enable_retransmission() { reliable_ = true; }
   /// Adaptive routing may reorder a connection's packets (and ACKs): receivers hold what comes early and deliver
   /// in PSN order, acknowledging each ACK-requesting packet once everything before it is in (as ConnectX's
-  /// out-of-order data placement; completions stay in posting order); senders take ACKs cumulatively. Without
-  /// faults only (a reordered packet is never taken for a lost one).
+  /// out-of-order data placement; completions stay in posting order); senders take ACKs cumulatively. With
+  /// retransmission too, a gap is no sign of loss: no sequence NAK, a lost packet is sent again after the sender's
+  /// timeout, and what it resends that had already arrived is a duplicate, acknowledged up to what is in.
   void enable_out_of_order() { out_of_order_ = true; }
   /// The SM's CACongestionSetting and CongestionControlTable for this port. Call before traffic.
   void set_congestion_control(const link::cc::CaSetting& setting) { cc_ = setting; }
@@ -209,6 +210,10 @@ private:
   void receive(sim::Simulator& sim, link::PacketHandle handle);
   void receive_ack(sim::Simulator& sim, Connection& c, std::uint32_t qpn, std::uint32_t psn, bool nak);
   void go_back(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
+  /// Out of order: data packet `p`, `d` PSNs beyond the next expected one (d >= 0, not yet arrived), is held, and
+  /// what is then in order delivered.
+  void hold(sim::Simulator& sim, Connection& c, std::uint32_t qpn, const link::Packet& p, std::uint32_t becn,
+            std::int32_t d);
   /// Whether `c` has a packet to send now (a connection in error or fully sent has none).
   static bool has_packet(const Connection& c) {
     return !c.failed && (!c.first_packet || c.sending < c.messages.size());

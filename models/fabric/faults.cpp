@@ -32,11 +32,13 @@ constexpr std::uint64_t bit_error_stream(std::uint32_t link, int side) {
 
 FaultInjector::FaultInjector(Fabric& fabric, const topo::Topology& topology, const sm::Subnet& subnet,
                              sm::SmOptions options, const sm::Params& sm_params, std::vector<Fault> faults,
-                             sim::Target self, link::PacketDiscard& discard)
+                             sim::Target self, link::PacketDiscard& discard, const sm::ArTables* adaptive)
     : fabric_(fabric), topology_(topology), subnet_(subnet), options_(std::move(options)), sm_params_(sm_params),
       faults_(std::move(faults)), self_(self), discard_(discard), sm_view_(subnet.routing),
       link_failed_(topology.link_count(), 0), switch_failed_(topology.node_count(), 0), down_(topology.link_count(), 0),
-      trained_(topology.link_count(), 0), activation_(topology.link_count(), 0) {
+      trained_(topology.link_count(), 0), activation_(topology.link_count(), 0), adaptive_(adaptive != nullptr) {
+  if (adaptive_)
+    ar_view_ = *adaptive;
   assert(std::is_sorted(faults_.begin(), faults_.end(), [](const Fault& a, const Fault& b) { return a.at < b.at; }));
   fabric_.enable_fault_handling(&discard_);
 }
@@ -54,6 +56,12 @@ void FaultInjector::on_event(sim::Simulator& sim, const sim::Event& event) {
   case Kind::lft_block: {
     const sm::LftUpdate& update = updates_[event.handle];
     fabric_.switch_of(update.switch_node).set_forwarding_entries(update.block * sm::lft_block_entries, update.entries);
+    return;
+  }
+  case Kind::ar_tables: {
+    sm::ArUpdate& update = ar_updates_[event.handle];
+    fabric_.switch_of(update.switch_node)
+        .update_adaptive_routing(std::move(update.group_of_lid), std::move(update.groups));
     return;
   }
   case Kind::link_active: {
@@ -132,6 +140,11 @@ void FaultInjector::apply(sim::Simulator& sim, const Fault& fault) {
     // A failed switch loses its tables; when it returns, the SM writes every block again.
     fabric_.switch_of(fault.node).set_forwarding_table({});
     sm_view_.lfts[fault.node].clear();
+    if (adaptive_) { // and its AR tables: until the SM writes them again it forwards by the LFT alone
+      fabric_.switch_of(fault.node).update_adaptive_routing({}, {});
+      ar_view_.group_of_lid[fault.node].clear();
+      ar_view_.groups[fault.node].clear();
+    }
     break;
   }
   case FaultKind::switch_up:
@@ -156,7 +169,8 @@ void FaultInjector::react(sim::Simulator& sim, FaultRecord& record, const std::v
       change.down_after.push_back(l);
   }
   record.reacted = true;
-  record.plan = sm::plan_reaction(topology_, subnet_.lids, sm_view_, options_, sm_params_, change);
+  record.plan = sm::plan_reaction(topology_, subnet_.lids, sm_view_, options_, sm_params_, change,
+                                  adaptive_ ? &ar_view_ : nullptr);
   sm::ReactionPlan& plan = record.plan;
   if (plan.detection == sm::Detection::never)
     return;
@@ -166,6 +180,14 @@ void FaultInjector::react(sim::Simulator& sim, FaultRecord& record, const std::v
     sim.schedule(change.at + update.at, self_, static_cast<std::uint8_t>(Kind::lft_block),
                  static_cast<std::uint32_t>(updates_.size()));
     updates_.push_back(std::move(update));
+  }
+  if (adaptive_) {
+    ar_view_ = std::move(plan.adaptive);
+    for (sm::ArUpdate& update : plan.ar_updates) {
+      sim.schedule(change.at + update.at, self_, static_cast<std::uint8_t>(Kind::ar_tables),
+                   static_cast<std::uint32_t>(ar_updates_.size()));
+      ar_updates_.push_back(std::move(update));
+    }
   }
   // A link that came back carries data once both its ends are Active.
   std::vector<sim::Time> active_at(topology_.link_count(), sim::Time::zero());
@@ -185,6 +207,9 @@ void FaultInjector::react(sim::Simulator& sim, FaultRecord& record, const std::v
   }
   plan.lft_updates.clear();
   plan.lft_updates.shrink_to_fit();
+  plan.ar_updates.clear();
+  plan.ar_updates.shrink_to_fit();
+  plan.adaptive = {};
   plan.activations.clear();
   plan.reroute.routing = {};
   plan.reroute.discovered = {};

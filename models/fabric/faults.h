@@ -3,7 +3,8 @@
 // rate. The injector carries them out on the fabric's ports and switches and lets the subnet manager react as
 // models/sm/reaction.h plans it: a trap or a periodic sweep, rediscovery, new routes from the same engine, the LFT
 // blocks that changed written one by one as their SMPs land, and the ports of a link that came back made Active,
-// the only moment a returning link carries data again. Reactions to faults that overlap are each planned from
+// the only moment a returning link carries data again; with adaptive routing, the AR tables of the switches whose
+// groups changed, as the SM writes them. Reactions to faults that overlap are each planned from
 // the SM's view at their own fault and applied in time order.
 #pragma once
 
@@ -35,8 +36,8 @@ struct Fault {
 /// What one fault led to.
 struct FaultRecord {
   Fault fault;
-  /// The SM's reaction (times after the fault; sim::Time::max() where there was none). Its lft_updates and
-  /// activations are cleared once scheduled; the counts stay.
+  /// The SM's reaction (times after the fault; sim::Time::max() where there was none). Its lft_updates,
+  /// ar_updates, adaptive tables and activations are cleared once scheduled; the counts stay.
   sm::ReactionPlan plan;
   bool reacted = false; ///< a fabric change the SM is told of (bit errors change no state it sees)
 };
@@ -44,10 +45,12 @@ struct FaultRecord {
 class FaultInjector {
 public:
   /// Faults on `fabric`, built from `topology` and routed as `subnet` (by `options`); the SM times its reactions
-  /// by `sm_params`. Events go to `self`; dropped packets to `discard`. Preconditions: every fault names a link
-  /// or switch of `topology`, and faults are in time order.
+  /// by `sm_params`. Events go to `self`; dropped packets to `discard`. `adaptive`: the AR tables the switches
+  /// were given at the start (nullptr: no adaptive routing). Preconditions: every fault names a link or switch of
+  /// `topology`, and faults are in time order.
   FaultInjector(Fabric& fabric, const topo::Topology& topology, const sm::Subnet& subnet, sm::SmOptions options,
-                const sm::Params& sm_params, std::vector<Fault> faults, sim::Target self, link::PacketDiscard& discard);
+                const sm::Params& sm_params, std::vector<Fault> faults, sim::Target self, link::PacketDiscard& discard,
+                const sm::ArTables* adaptive = nullptr);
 
   /// Schedules the faults.
   void start(sim::Simulator& sim);
@@ -59,7 +62,7 @@ public:
   bool link_down(std::uint32_t link) const { return down_[link] != 0; }
 
 private:
-  enum class Kind : std::uint8_t { fault, lft_block, link_active };
+  enum class Kind : std::uint8_t { fault, lft_block, link_active, ar_tables };
   void apply(sim::Simulator& sim, const Fault& fault);
   void take_down(sim::Simulator& sim, std::uint32_t link);
   /// The SM learns of the fabric's change from `before` to the current down links, and its plan is scheduled.
@@ -82,6 +85,9 @@ private:
   std::vector<std::uint8_t> trained_;       ///< per link: physically up again, in Init until the SM activates it
   std::vector<std::uint32_t> activation_;   ///< per link: which reaction last planned to activate it
   std::vector<sm::LftUpdate> updates_;      ///< scheduled LFT blocks, by event handle
+  bool adaptive_ = false;                   ///< adaptive routing is on
+  sm::ArTables ar_view_;                    ///< the AR tables the SM believes the switches have
+  std::vector<sm::ArUpdate> ar_updates_;    ///< scheduled AR tables, by event handle
   std::vector<FaultRecord> records_;
 };
 

@@ -123,7 +123,8 @@ public:
   /// A program on host `host_name`, started when run() starts.
   void spawn(std::string_view host_name, std::string program_name, std::function<void(Context&)> body);
   /// Injects `faults` (in time order) during run(); the SM reacts as `options` and `sm_params` say. Call before
-  /// run(). With faults, work requests may complete in error and programs may wait for what was lost.
+  /// run(). With faults, work requests may complete in error and programs may wait for what was lost. With
+  /// adaptive routing, the SM's reactions rewrite the switches' AR tables too.
   void inject_faults(std::vector<fabric::Fault> faults, const sm::SmOptions& options, const sm::Params& sm_params);
   /// The injector, or nullptr when no faults are injected.
   const fabric::FaultInjector* faults() const { return faults_.get(); }

@@ -348,8 +348,9 @@ std::string_view to_string(ib::sm::Detection detection) {
   return "?";
 }
 
-/// Each fault and the SM's reaction to it, then the losses and the transport's recovery over the whole run.
-nlohmann::ordered_json fault_report(Cluster& cluster, const ib::topo::Topology& topology) {
+/// Each fault and the SM's reaction to it (with `adaptive` routing, the AR tables it rewrote too), then the losses and
+/// the transport's recovery over the whole run.
+nlohmann::ordered_json fault_report(Cluster& cluster, const ib::topo::Topology& topology, bool adaptive) {
   const ib::fabric::FaultInjector& injector = *cluster.faults();
   nlohmann::ordered_json events = nlohmann::ordered_json::array();
   const auto after = [](sim::Time fault_at, sim::Time offset) -> nlohmann::ordered_json {
@@ -385,6 +386,8 @@ nlohmann::ordered_json fault_report(Cluster& cluster, const ib::topo::Topology& 
       sm["smps_lost"] = p.smps_lost;
       sm["lft_blocks_sent"] = p.blocks_changed;
       sm["switches_updated"] = p.switches_updated;
+      if (adaptive) // absent without adaptive routing, so that those reports stay as they were
+        sm["ar_tables_written"] = p.ar_tables_changed;
       sm["engine"] = p.reroute.engine;
       sm["fell_back_to_minhop"] = p.reroute.fell_back;
       sm["unrouted_pairs"] = p.reroute.check.unrouted_pairs;
@@ -895,7 +898,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   }
   results["workloads"] = std::move(workloads);
   if (cluster.faults() != nullptr)
-    results["faults"] = fault_report(cluster, topology);
+    results["faults"] = fault_report(cluster, topology, f.adaptive_routing);
   if (f.adaptive_routing) { // absent when off, so that reports without it stay as they were
     results["adaptive_routing"] = adaptive_report(cluster, topology);
     const auto& ar = results["adaptive_routing"];

@@ -193,10 +193,6 @@ void read_fabric(sim::JsonObjectReader& top, Scenario& scenario) {
       throw sim::InputError(scenario.file, "/verify_contents",
                             "false with host_model \"fabric\" (its hosts have no memory to carry bytes)", "true");
   }
-  if (f.adaptive_routing && !f.faults.empty())
-    throw sim::InputError(scenario.file, "/subnet_manager/adaptive_routing",
-                          "false in a scenario with faults (the SM's reroute does not yet recompute AR groups)",
-                          "true");
   const nlohmann::json& workloads = top.required_array("workloads", 1, 10'000);
   for (std::size_t i = 0; i < workloads.size(); ++i) {
     const std::string pointer = sim::json_pointer_append("/workloads", i);

@@ -18,7 +18,7 @@ namespace {
 constexpr std::uint8_t not_found = 255;
 
 /// What an SMP asks, for the discovery that reacts to its answer.
-enum class Attribute : std::uint8_t { node_info, switch_info, port_info, lft_block, port_state };
+enum class Attribute : std::uint8_t { node_info, switch_info, port_info, lft_block, ar_tables, port_state };
 
 struct Smp {
   Attribute attribute;
@@ -26,7 +26,7 @@ struct Smp {
   PortNumber port;       ///< node_info: the port it goes out by; port_info, port_state: the target port
   std::uint8_t hops;     ///< links between the SM and the target
   bool lost = false;     ///< its directed route crosses a dead link: never answered
-  std::uint32_t tag = 0; ///< caller's index (the LFT update it carries)
+  std::uint32_t tag = 0; ///< caller's index (the LFT or AR update it carries)
 };
 
 /// The SM's VL15 send queue (osm_vl15intf.c): SMPs go out in the order they are posted, at most max_wire_smps
@@ -143,6 +143,7 @@ Sweep discover_by_smps(const topo::Topology& fabric, PortRef sm, Wire& wire, Tim
       }
       return;
     case Attribute::lft_block:
+    case Attribute::ar_tables:
     case Attribute::port_state:
       return;
     }
@@ -204,9 +205,12 @@ std::optional<Time> trap_arrival(const topo::Topology& up, const Routing& curren
 } // namespace
 
 ReactionPlan plan_reaction(const topo::Topology& topology, const LidMap& lids, const Routing& current,
-                           const SmOptions& options, const Params& params, const FabricChange& change) {
+                           const SmOptions& options, const Params& params, const FabricChange& change,
+                           const ArTables* current_ar) {
   ReactionPlan plan;
   plan.reroute = reroute(topology, lids, current, options, change.down_after);
+  if (current_ar != nullptr)
+    plan.adaptive = *current_ar;
   const PortRef sm = sm_port_of(topology, options);
   if (plan.reroute.discovered.sm_port_down)
     return plan; // OpenSM configures nothing until its own port is back
@@ -340,12 +344,47 @@ ReactionPlan plan_reaction(const topo::Topology& topology, const LidMap& lids, c
                                                    lft.begin() + static_cast<std::ptrdiff_t>(last))});
     }
   }
+  // Adaptive routing: the TREE groups again, on the fabric as discovered and its new routes; a switch whose AR
+  // tables differ from what it holds gets them whole. One with new LFT blocks takes them as its last block lands
+  // (the vendor MADs that carry them are not timed apart); one without, by one more SMP behind the blocks.
+  std::vector<ArUpdate> ar_updates;
+  if (current_ar != nullptr) {
+    ArTables next_ar = tree_groups(fabric, lids, next);
+    for (const NodeIndex s : switches) {
+      const bool known = s < current_ar->groups.size();
+      if (!reached(s)) { // the SM cannot write it: it keeps its tables
+        next_ar.group_of_lid[s] = known ? current_ar->group_of_lid[s] : std::vector<std::uint16_t>{};
+        next_ar.groups[s] = known ? current_ar->groups[s] : std::vector<std::vector<std::uint8_t>>{};
+        continue;
+      }
+      if (known && next_ar.group_of_lid[s] == current_ar->group_of_lid[s] && next_ar.groups[s] == current_ar->groups[s])
+        continue;
+      if (!updated[s])
+        wire.post({Attribute::ar_tables, s, 0, sweep.hops[s], false, static_cast<std::uint32_t>(ar_updates.size())});
+      ar_updates.push_back({s, Time::zero(), next_ar.group_of_lid[s], next_ar.groups[s]});
+    }
+    plan.adaptive = std::move(next_ar);
+  }
   const Time lfts_done = wire.run(plan.routing_done_at, [&](const Smp& smp, Time sent) {
-    updates[smp.tag].at = sent + smp_arrival(params, smp.hops);
+    (smp.attribute == Attribute::ar_tables ? ar_updates[smp.tag].at : updates[smp.tag].at) =
+        sent + smp_arrival(params, smp.hops);
   });
   plan.last_lft_at = plan.routing_done_at;
-  for (const LftUpdate& u : updates)
+  std::vector<Time> last_block_at(ar_updates.empty() ? 0 : topology.node_count(), Time::zero());
+  for (const LftUpdate& u : updates) {
     plan.last_lft_at = std::max(plan.last_lft_at, u.at);
+    if (!last_block_at.empty())
+      last_block_at[u.switch_node] = std::max(last_block_at[u.switch_node], u.at);
+  }
+  for (ArUpdate& a : ar_updates) {
+    if (updated[a.switch_node])
+      a.at = last_block_at[a.switch_node];
+    plan.last_lft_at = std::max(plan.last_lft_at, a.at);
+  }
+  std::stable_sort(ar_updates.begin(), ar_updates.end(),
+                   [](const ArUpdate& a, const ArUpdate& b) { return a.at < b.at; });
+  plan.ar_tables_changed = static_cast<std::uint32_t>(ar_updates.size());
+  plan.ar_updates = std::move(ar_updates);
   std::stable_sort(updates.begin(), updates.end(), [](const LftUpdate& a, const LftUpdate& b) { return a.at < b.at; });
   plan.blocks_changed = updates.size();
   plan.lft_updates = std::move(updates);

@@ -149,7 +149,7 @@ void Switch::on_packet_arrives(sim::Simulator& sim, link::PacketHandle handle) {
   if (!ar_group_of_lid_.empty() && packet.dlid < ar_group_of_lid_.size() && packet.vl != link::management_vl)
       [[unlikely]] {
     if (const std::uint16_t group = ar_group_of_lid_[packet.dlid]; group != 0)
-      out = adaptive_port(sim, packet, group, in);
+      out = adaptive_port(sim, packet, group, in, out);
   }
   if (out == no_route || out >= ports_.size() || out == in || (out != management_port && !ports_[out].connected()))
       [[unlikely]] {
@@ -299,8 +299,17 @@ void Switch::set_adaptive_routing(std::vector<std::uint16_t> group_of_lid,
   ar_waiting_bytes_.assign(ports_.size(), 0);
 }
 
+void Switch::update_adaptive_routing(std::vector<std::uint16_t> group_of_lid,
+                                     std::vector<std::vector<std::uint8_t>> groups) {
+  assert(ar_waiting_bytes_.size() == ports_.size());
+  ar_group_of_lid_ = std::move(group_of_lid);
+  ar_groups_ = std::move(groups);
+  // Only where the next choice starts looking, per group: the new groups' indices mean other port sets.
+  ar_next_.assign(ar_groups_.size(), 0);
+}
+
 std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& packet, std::uint16_t group,
-                                   std::uint8_t in) {
+                                   std::uint8_t in, std::uint8_t lft_port) {
   const std::vector<std::uint8_t>& ports = ar_groups_[group - 1u];
   std::uint16_t& next = ar_next_[group - 1u];
   // The least-loaded usable port: one whose link is up and whose next hop has credits for the packet now goes
@@ -336,7 +345,7 @@ std::uint8_t Switch::adaptive_port(sim::Simulator& sim, const link::Packet& pack
     }
   }
   if (best == ports.size())
-    return ports.front(); // none usable: the LFT's port, which the fault handling then deals with
+    return lft_port; // none usable (links down): the LFT's port, which the fault handling then deals with
   if (static_usable && static_ready == best_ready && static_load <= best_load + std::int64_t{packet.wire_bytes})
     best = 0;
   next = static_cast<std::uint16_t>((best + 1) % ports.size());
@@ -513,6 +522,17 @@ std::string Switch::check_invariants() const {
                     std::to_string(ports_[p].used_blocks(vl)) + " blocks are in use; ";
       }
     }
+  }
+  if (!ar_waiting_bytes_.empty()) { // adaptive routing's load: the bytes queued for each output, no more
+    std::vector<std::uint64_t> waiting(ports_.size(), 0);
+    for (const Input& input : inputs_)
+      for (link::PacketHandle h = input.head; h.valid(); h = link::PacketHandle{pool_[h].next_in_queue})
+        if (pool_[h].out_port != management_port)
+          waiting[pool_[h].out_port] += pool_[h].wire_bytes;
+    for (std::size_t p = 1; p < ports_.size(); ++p)
+      if (waiting[p] != ar_waiting_bytes_[p])
+        problems += "buffer-accounting: p" + std::to_string(p) + " has " + std::to_string(waiting[p]) +
+                    " bytes queued for it but adaptive routing counts " + std::to_string(ar_waiting_bytes_[p]) + "; ";
   }
   return problems;
 }

@@ -111,6 +111,9 @@ public:
   /// LFT's port alone); each packet takes the group's least-loaded port that has credits for it, load being the
   /// bytes waiting in this switch for the port, ties going round robin. Call before traffic.
   void set_adaptive_routing(std::vector<std::uint16_t> group_of_lid, std::vector<std::vector<std::uint8_t>> groups);
+  /// The SM rewrote the AR tables mid-run (after a fault): packets already queued keep the outputs they chose, so
+  /// the bytes waiting per port carry on. Precondition: set_adaptive_routing was called before traffic.
+  void update_adaptive_routing(std::vector<std::uint16_t> group_of_lid, std::vector<std::vector<std::uint8_t>> groups);
   /// SL2VL of one (input, output) port pair; without it, SL s goes to VL (OpenSM default[s] mod output VLs).
   void set_sl_to_vl(std::uint8_t in_port, std::uint8_t out_port, const std::array<std::uint8_t, 16>& vl_by_sl);
 
@@ -134,7 +137,8 @@ public:
     return outputs_[out_port].sending ? 0 : outputs_[out_port].requested_vls;
   }
   bool head_waits_for(std::uint8_t in_port, std::uint8_t vl, std::uint8_t& out_port, std::uint8_t& out_vl) const;
-  /// Buffer accounting: each input VL's used blocks equal its queued packets' (`buffer-accounting`); "" if so.
+  /// Buffer accounting: each input VL's used blocks equal its queued packets', and with adaptive routing each
+  /// output's waiting bytes equal those of the packets queued for it (`buffer-accounting`); "" if so.
   std::string check_invariants() const;
 
 private:
@@ -194,8 +198,10 @@ private:
   /// blocks freed), else unroutable().
   void misrouted(sim::Simulator& sim, link::PacketHandle handle, std::uint8_t in, std::uint8_t out);
   void discard(link::PacketHandle handle);
-  /// Adaptive routing: the port of AR group `group` (1-based) that a packet arriving on `in` should take.
-  std::uint8_t adaptive_port(sim::Simulator& sim, const link::Packet& packet, std::uint16_t group, std::uint8_t in);
+  /// Adaptive routing: the port of AR group `group` (1-based) that a packet arriving on `in` should take;
+  /// `lft_port` when none of the group's ports can take it.
+  std::uint8_t adaptive_port(sim::Simulator& sim, const link::Packet& packet, std::uint16_t group, std::uint8_t in,
+                             std::uint8_t lft_port);
   /// Congestion control: the packet leaving `out_port` on `vl` is marked with FECN if it should be.
   void mark_congestion(link::Packet& packet, std::uint8_t out_port, std::uint8_t vl, bool waited_for_credits);
 

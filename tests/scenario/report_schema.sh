@@ -47,10 +47,12 @@ run all_workloads_cut_short "$all_workloads" --set /duration_us=2
 run faults "$here/scenarios/experiments/spine_link_failure.json" --set /workloads/0/messages=200 \
     --set '/faults=[{"type": "link_down", "at_us": 10000, "link": "leaf0/5"},
                     {"type": "bit_errors", "at_us": 0, "link": "h3/1", "bit_error_rate": 1e-7}]'
-# Congestion control (with timelines) and adaptive routing, shortened.
+# Congestion control (with timelines) and adaptive routing (also with a spine link failing), shortened.
 run congestion "$here/scenarios/experiments/hot_spot_cc.json" --set /workloads/0/messages=100 \
     --set /workloads/1/messages=100
 run adaptive "$here/scenarios/experiments/adaptive_routing.json" --set /workloads/0/messages=50
+run adaptive_faults "$here/scenarios/experiments/adaptive_routing.json" --set /workloads/0/messages=50 \
+    --set '/faults=[{"type": "link_down", "at_us": 5, "link": "leaf0/9"}]'
 run phold "$here/scenarios/phold.json" --set /duration_us=2 --timing
 run phold_programs "$here/scenarios/phold_programs.json" --set /duration_us=2
 # Interrupted by SIGINT once its progress line shows it simulating: a partial report, exit 130.

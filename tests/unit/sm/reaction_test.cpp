@@ -224,3 +224,88 @@ TEST_CASE("sm plan_reaction: an SM on a switch hears its own switch's trap at on
     }
   CHECK(leaf0_updated);
 }
+
+TEST_CASE("sm plan_reaction: with adaptive routing the SM recomputes the groups on the degraded fabric and writes "
+          "the AR tables that changed after routing",
+          "[sm][quick][adaptive]") {
+  // 4 leaves (0..3) of 2 hosts under 4 spines (4..7), hosts 8..15; leaf0 port 3 - spine0 port 1 fails.
+  const topo::Topology t = ib::testing::two_level_tree(4, 4, 2);
+  sm::SmOptions options;
+  options.engine = "ftree";
+  options.lids.sm_port = {8, 1};
+  const sm::Subnet before = sm::run_subnet_manager(t, options);
+  const sm::ArTables ar = sm::tree_groups(t, before.lids, before.routing);
+  const std::uint32_t dead = t.link_at(0, 3);
+  const sm::Params p = opensm_params();
+  const sm::FabricChange change{Time::from_ms(1), {}, {dead}};
+  const sm::ReactionPlan plan = sm::plan_reaction(t, before.lids, before.routing, options, p, change, &ar);
+  REQUIRE(plan.detection == sm::Detection::trap);
+  CHECK(plan.reroute.check.unrouted_pairs == 0);
+
+  // Every group avoids the dead link and starts with the new LFT's port.
+  const sm::Routing& next = plan.reroute.routing;
+  std::set<topo::NodeIndex> changed;
+  for (topo::NodeIndex n = 0; n < 8; ++n) {
+    INFO(t.node(n).name);
+    REQUIRE(plan.adaptive.group_of_lid[n].size() == before.lids.max_lid() + 1u);
+    for (sm::Lid d = 1; d <= before.lids.max_lid(); ++d) {
+      const std::uint16_t g = plan.adaptive.group_of_lid[n][d];
+      if (g == 0)
+        continue;
+      const std::vector<std::uint8_t>& ports = plan.adaptive.groups[n][g - 1u];
+      CHECK(ports.front() == next.lfts[n][d]);
+      for (const std::uint8_t port : ports)
+        CHECK(t.link_at(n, port) != dead);
+    }
+    if (plan.adaptive.group_of_lid[n] != ar.group_of_lid[n] || plan.adaptive.groups[n] != ar.groups[n])
+      changed.insert(n);
+  }
+  // A remote leaf may still send to h0 by the three spines left; before, by all four.
+  const sm::Lid h0 = before.lids.base_lid(8, 1);
+  REQUIRE(ar.group_of_lid[1][h0] != 0);
+  CHECK(ar.groups[1][ar.group_of_lid[1][h0] - 1u].size() == 4);
+  REQUIRE(plan.adaptive.group_of_lid[1][h0] != 0);
+  CHECK(plan.adaptive.groups[1][plan.adaptive.group_of_lid[1][h0] - 1u].size() == 3);
+
+  // Written exactly where they changed, after routing: with a switch's last LFT block if it got any, else by an
+  // SMP of their own behind the blocks.
+  CHECK(changed.count(0) == 1);
+  CHECK(changed.count(1) == 1);
+  REQUIRE(plan.ar_updates.size() == changed.size());
+  CHECK(plan.ar_tables_changed == changed.size());
+  std::uint64_t own_smps = 0;
+  Time last = Time::zero();
+  for (const sm::ArUpdate& u : plan.ar_updates) {
+    INFO(t.node(u.switch_node).name);
+    CHECK(changed.count(u.switch_node) == 1);
+    CHECK(u.group_of_lid == plan.adaptive.group_of_lid[u.switch_node]);
+    CHECK(u.groups == plan.adaptive.groups[u.switch_node]);
+    CHECK(u.at > plan.routing_done_at);
+    CHECK(u.at <= plan.last_lft_at);
+    CHECK(u.at >= last);
+    last = u.at;
+    Time last_block = Time::zero();
+    for (const sm::LftUpdate& b : plan.lft_updates)
+      if (b.switch_node == u.switch_node)
+        last_block = std::max(last_block, b.at);
+    if (last_block > Time::zero())
+      CHECK(u.at == last_block);
+    else
+      ++own_smps;
+  }
+
+  // Without adaptive routing the same reaction writes no AR tables and sends no SMP for them.
+  const sm::ReactionPlan without = sm::plan_reaction(t, before.lids, before.routing, options, p, change);
+  CHECK(without.ar_updates.empty());
+  CHECK(without.ar_tables_changed == 0);
+  CHECK(without.routing_done_at == plan.routing_done_at);
+  CHECK(without.blocks_changed == plan.blocks_changed);
+  CHECK(plan.smps_sent == without.smps_sent + own_smps);
+
+  // The link back: the groups return to what they were, and the AR tables the failure changed are written back.
+  const sm::ReactionPlan up =
+      sm::plan_reaction(t, before.lids, next, options, p, {Time::from_ms(2), {dead}, {}}, &plan.adaptive);
+  CHECK(up.adaptive.group_of_lid == ar.group_of_lid);
+  CHECK(up.adaptive.groups == ar.groups);
+  CHECK(up.ar_tables_changed == changed.size());
+}

@@ -172,3 +172,83 @@ TEST_CASE("faults: bit errors drop corrupted packets at the receiver and lost fl
   CHECK(line.sent() == line.received() + line.lost());
   CHECK(line.net.check_invariants(true).empty());
 }
+
+namespace {
+
+/// h1 (port 1) and h3 (port 4) on s1, h2 (port 1) on s2, s1 and s2 joined by two trunks (ports 2 and 3 on both);
+/// s1 routes DLID 2 (h2) adaptively over both trunks, the LFT's port first.
+struct Trunks {
+  TestFabric net;
+  std::uint8_t static_port = 0, other_port = 0;
+  Trunks() {
+    sw::Switch& s1 = net.add_switch("s1");
+    sw::Switch& s2 = net.add_switch("s2");
+    net.connect(net.add_endpoint("h1", 1).port(), s1.port(1), testing::edr_link(2));
+    net.connect(s2.port(1), net.add_endpoint("h2", 2).port(), testing::edr_link(2));
+    net.connect(net.add_endpoint("h3", 3).port(), s1.port(4), testing::edr_link(2));
+    net.connect(s1.port(2), s2.port(2), testing::edr_link(20));
+    net.connect(s1.port(3), s2.port(3), testing::edr_link(20));
+    net.route_shortest_paths();
+    static_port = s1.forwarding_table().at(2);
+    other_port = static_port == 2 ? 3 : 2;
+    s1.set_adaptive_routing({0, 0, 1, 0}, {{static_port, other_port}});
+    for (sw::Switch& s : net.switches)
+      s.set_fault_handling(nullptr);
+    for (testing::PacketEndpoint& e : net.endpoints)
+      e.check_order(false); // adaptive routing and losses reorder
+    // h1 and h3 both send to h2: its one link is the bottleneck, so s1 queues packets for the trunks.
+    net.endpoints[0].add_flow(write_flow(2, 2000));
+    net.endpoints[2].add_flow(write_flow(2, 2000));
+  }
+  sw::Switch& s1() { return net.switches[0]; }
+  void trunk_down(std::uint8_t port) {
+    link::link_down(net.sim, s1().port(port), net.switches[1].port(port));
+    s1().on_link_down(net.sim, port);
+    net.switches[1].on_link_down(net.sim, port);
+  }
+  std::uint64_t sent() const { return net.endpoints[0].packets_sent() + net.endpoints[2].packets_sent(); }
+  std::uint64_t lost() const {
+    std::uint64_t n = 0;
+    for (const auto& [a, b] : net.links)
+      n += a->counters().packets_lost() + b->counters().packets_lost();
+    return n;
+  }
+};
+
+} // namespace
+
+TEST_CASE("faults: with every port of an adaptive group down a packet takes the LFT's current entry",
+          "[switch][faults][adaptive]") {
+  Trunks t;
+  t.net.start();
+  t.net.run(sim::Time::from_us(30));
+  t.trunk_down(2);
+  t.trunk_down(3);
+  // The SM found no path left and wrote "no route" before it rewrote the AR tables: the group is still there,
+  // every port of it down, and packets follow the LFT into a counted loss (no route), not to a dead port.
+  const std::uint8_t no_route[] = {sw::no_route};
+  t.s1().set_forwarding_entries(2, no_route);
+  const std::uint64_t relay_before = t.s1().port(1).counters().rcv_switch_relay_errors;
+  t.net.run(sim::Time::from_us(60));
+  CHECK(t.s1().port(1).counters().rcv_switch_relay_errors > relay_before);
+  t.net.drain();
+  CHECK(t.sent() == 4000);
+  CHECK(t.sent() == t.net.endpoints[1].packets_received() + t.lost());
+  CHECK(t.net.check_invariants(true).empty());
+}
+
+TEST_CASE("adaptive routing: AR tables rewritten mid-run keep the per-output load of the packets already queued",
+          "[switch][adaptive]") {
+  Trunks t;
+  t.net.start();
+  t.net.run(sim::Time::from_us(30));
+  // Packets wait in s1 for both trunks; the new tables put the other trunk first and add a group nobody uses.
+  REQUIRE(t.s1().port(1).used_blocks(0) + t.s1().port(4).used_blocks(0) > 0);
+  t.s1().update_adaptive_routing({0, 0, 1, 2}, {{t.other_port, t.static_port}, {t.static_port, t.other_port}});
+  t.net.run(sim::Time::from_us(40));
+  CHECK(t.s1().check_invariants().empty());
+  t.net.drain();
+  CHECK(t.net.endpoints[1].packets_received() == 4000);
+  CHECK(t.s1().counters().adaptive_off_static > 0);
+  CHECK(t.net.check_invariants(true).empty()); // the load counts went back to zero, not below
+}
