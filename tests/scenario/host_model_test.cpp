@@ -480,6 +480,24 @@ TEST_CASE("adaptive routing with full hosts: HCAs with out-of-order placement ta
   INFO("mean of 8 permutations: static " << static_sum / 8 << ", adaptive " << adaptive_sum / 8);
   CHECK(static_sum / 8 < 0.6);
   CHECK(adaptive_sum / 8 >= 0.78);
+
+  // With a spine link failing mid-run: the HCAs hold reordered packets without a sequence NAK, the lost ones come
+  // again after the timeout, and every work request completes.
+  const auto r =
+      run_cli({"run", path, "--format", "json", "--set", "/topology=\"../../topologies/examples/ft2-16.json\"", "--set",
+               "/host_model=\"full\"", "--set", "/profiles/connectx4-edr={\"out_of_order_window_packets\": 128}",
+               "--set", "/workloads/0/messages=1000", "--set", "/workloads/0/qp_timeout=8", "--set",
+               R"(/faults=[{"type": "link_down", "at_us": 20, "link": "leaf0/5"}])"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json faulted = json::parse(r.out);
+  const json& faults = faulted.at("results").at("faults");
+  CHECK(faults.at("packets_lost").at("total").get<int>() > 0);
+  CHECK(faults.at("sequence_naks") == 0);
+  CHECK(faults.at("retry_timeouts").get<int>() > 0);
+  CHECK(faults.at("rc_requests_failed") == 0);
+  CHECK(faults.at("events").at(0).at("subnet_manager").at("ar_tables_written").get<int>() > 0);
+  CHECK(faulted.at("results").at("workloads").at("traffic").at("results").at("messages_failed") == 0);
 }
 
 TEST_CASE("adaptive routing: a spine link failing mid-run, the SM rewrites the AR groups, every message arrives once "
