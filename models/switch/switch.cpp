@@ -401,9 +401,11 @@ void Switch::discard(link::PacketHandle handle) {
 void Switch::misrouted(sim::Simulator& sim, link::PacketHandle handle, std::uint8_t in, std::uint8_t out) {
   const link::Packet& packet = pool_[handle];
   const bool port_down = out < ports_.size() && out != management_port && ports_[out].down();
-  if (!faults_ || !(port_down || out == no_route))
+  if (!faults_ || !(port_down || out == no_route || out == in))
     unroutable(sim, packet, out == in ? "the LFT sends it back out of its input port" : "no route for its DLID");
-  // A real switch discards it: out of a down port until the SM reroutes, or with no path after it has.
+  // A real switch discards it: out of a down port until the SM reroutes, with no path after it has, or back out of
+  // its input port while the SM's new LFT blocks are only partly written (one switch forwards by its new table, the
+  // next by its old one): the switch relay's discard (PortRcvSwitchRelayErrors: "DLID mapping, VL mapping, looping").
   if (port_down)
     ports_[out].count_loss(link::Loss::xmit_discard);
   else

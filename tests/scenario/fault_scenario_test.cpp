@@ -253,3 +253,25 @@ TEST_CASE("faults: validate announces routes with a credit loop, and not deadloc
   CHECK(dor.exit_code == 0);
   CHECK(dor.err.empty());
 }
+
+TEST_CASE("faults: while the SM's new LFT blocks are half written, a packet sent back out of its input port is a "
+          "switch relay discard, not a model error",
+          "[scenario][faults]") {
+  // ft2-16, leaf0's link to spine0 down at 20 us and back at 5 ms under a permutation of 20,000 WRITEs per host: as
+  // the SM's blocks for the returning link land, leaf1 (already rewritten) sends a packet for h0 to a spine that
+  // still routes h0's LID back to leaf1. A switch discards it as PortRcvSwitchRelayErrors ("looping"); RC resends it.
+  const std::string path = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/experiments/adaptive_routing.json";
+  const auto r =
+      run_cli({"run", path, "--format", "json", "--set", "/topology=\"../../topologies/examples/ft2-16.json\"", "--set",
+               "/subnet_manager/adaptive_routing=false", "--set", "/workloads/0/messages=20000", "--set",
+               "/workloads/0/qp_timeout=8", "--set",
+               R"(/faults=[{"type": "link_down", "at_us": 20, "link": "leaf0/5"},)"
+               R"({"type": "link_up", "at_us": 5000, "link": "leaf0/5"}])"});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0); // was exit 3 [unroutable-packet] "the LFT sends it back out of its input port"
+  const json report = json::parse(r.out);
+  CHECK(report.at("results").at("faults").at("packets_lost").at("no_route").get<int>() > 0);
+  const json& endpoints = report.at("results").at("endpoints");
+  CHECK(endpoints.at("messages_delivered") == endpoints.at("messages_sent"));
+  CHECK(endpoints.at("messages_completed") == endpoints.at("messages_sent"));
+}
