@@ -141,4 +141,10 @@ void Tracer::instant(std::uint32_t id, std::uint32_t track, std::string_view cat
        << "}}";
 }
 
+void Tracer::counter(std::uint32_t id, std::string_view name, Time at, const std::string& args) {
+  begin_event();
+  out_ << "{\"ph\": \"C\", \"name\": " << quoted(name) << ", \"pid\": " << id << ", \"ts\": " << micros(at)
+       << ", \"args\": {" << args << "}}";
+}
+
 } // namespace sim

@@ -44,6 +44,8 @@ public:
   /// An instant event ("ph": "i").
   void instant(std::uint32_t id, std::uint32_t track, std::string_view category, std::string_view name, Time at,
                const std::string& args = {});
+  /// A counter sample ("ph": "C"): component `id`'s counter track `name` takes the values in `args` from `at` on.
+  void counter(std::uint32_t id, std::string_view name, Time at, const std::string& args);
   /// Names a thread of a component ("port 1", "QP 7").
   void name_track(std::uint32_t id, std::uint32_t track, const std::string& name);
   std::uint64_t events_written() const { return events_; }

@@ -112,6 +112,8 @@ void Endpoint::on_becn(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
   ++cc_counters_.becn_received;
   link::cc::Ccti& ccti = cc_.per_sl ? sl_flows_[c.sl & 15u].ccti : c.ccti;
   const std::uint16_t index = ccti.on_becn(sim.now(), cc_);
+  if (tracer_ != nullptr)
+    trace_ccti(sim, c, qpn, ccti, index);
   cc_counters_.max_ccti = std::max(cc_counters_.max_ccti, index);
   if (index == cc_.trigger_threshold)
     ++cc_counters_.trigger_events;
@@ -121,9 +123,20 @@ void Endpoint::on_becn(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
                          ", \"ccti\": " + std::to_string(index));
 }
 
-sim::Time Endpoint::throttle(sim::Simulator& sim, Connection& c, std::uint32_t wire_bytes, sim::Time done_at) {
-  const link::cc::Ccti& ccti = cc_.per_sl ? sl_flows_[c.sl & 15u].ccti : c.ccti;
+void Endpoint::trace_ccti(const sim::Simulator& sim, const Connection& c, std::uint32_t qpn, link::cc::Ccti& ccti,
+                          std::uint16_t index) {
+  if (!ccti.changed_since_traced(index) || !tracer_->wants(component_id_, cc_.per_sl ? 0 : qpn, sim.now(), sim.now()))
+    return;
+  const std::string name = cc_.per_sl ? "CCTI SL " + std::to_string(c.sl & 15u) : "CCTI QP " + std::to_string(qpn);
+  tracer_->counter(component_id_, name, sim.now(), "\"ccti\": " + std::to_string(index));
+}
+
+sim::Time Endpoint::throttle(sim::Simulator& sim, Connection& c, std::uint32_t qpn, std::uint32_t wire_bytes,
+                             sim::Time done_at) {
+  link::cc::Ccti& ccti = cc_.per_sl ? sl_flows_[c.sl & 15u].ccti : c.ccti;
   const std::uint16_t index = ccti.at(sim.now(), cc_);
+  if (tracer_ != nullptr) [[unlikely]]
+    trace_ccti(sim, c, qpn, ccti, index);
   if (index == 0 || index >= cc_.table.size())
     return sim::Time::zero();
   const sim::Time delay =
@@ -340,7 +353,7 @@ void Endpoint::send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn) 
   const std::uint32_t wire_bytes = pool_[handle].wire_bytes;
   const sim::Time done_at = ports_[0].port.send(sim, pool_, handle, c.vl, sim::Time::zero());
   const bool held_back =
-      cc_.applies_to(c.sl) && throttle(sim, c, wire_bytes, done_at) != sim::Time::zero() && !cc_.per_sl;
+      cc_.applies_to(c.sl) && throttle(sim, c, qpn, wire_bytes, done_at) != sim::Time::zero() && !cc_.per_sl;
   // Round robin: the connection goes to the back of its VL's ring, once this packet has left, while it has a
   // packet to send now.
   const bool more_now = !last || (c.sending < c.messages.size() && c.messages[c.sending].ready_at <= sim.now());

@@ -204,7 +204,11 @@ private:
   void on_becn(sim::Simulator& sim, Connection& c, std::uint32_t qpn);
   /// Congestion control: the injection delay after a data packet of `c` of `wire_bytes` that ends at `done_at`;
   /// sets when the connection (or its SL) may send again.
-  sim::Time throttle(sim::Simulator& sim, Connection& c, std::uint32_t wire_bytes, sim::Time done_at);
+  sim::Time throttle(sim::Simulator& sim, Connection& c, std::uint32_t qpn, std::uint32_t wire_bytes,
+                     sim::Time done_at);
+  /// Traces the flow's CCTI as a counter when it changed since last traced (with a tracer only).
+  void trace_ccti(const sim::Simulator& sim, const Connection& c, std::uint32_t qpn, link::cc::Ccti& ccti,
+                  std::uint16_t index);
   /// Congestion control per SL: whether `c`'s SL is held back now (then an event wakes the endpoint when it ends).
   bool sl_throttled(sim::Simulator& sim, const Connection& c);
   void receive(sim::Simulator& sim, link::PacketHandle handle);

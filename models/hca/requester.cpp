@@ -420,7 +420,10 @@ void Requester::on_becn(sim::Simulator& sim, Qp& qp, std::uint8_t sl) {
     return;
   ++cc.counters.becn_received;
   ++qp.counters.becn_received;
-  const std::uint16_t index = tx_.cc_flow(qp, sl).ccti.on_becn(sim.now(), cc.setting);
+  CcFlow& flow = tx_.cc_flow(qp, sl);
+  const std::uint16_t index = flow.ccti.on_becn(sim.now(), cc.setting);
+  if (cc.tracer != nullptr)
+    tx_.trace_ccti(sim, qp, sl, flow, index);
   cc.counters.max_ccti = std::max(cc.counters.max_ccti, index);
   if (index == cc.setting.trigger_threshold)
     ++cc.counters.trigger_events;

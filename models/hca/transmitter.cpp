@@ -279,6 +279,8 @@ bool Transmitter::cc_admit(sim::Simulator& sim, PortState& port, Qp& qp) {
   CcFlow& flow = cc_flow(qp, sl);
   const sim::Time now = sim.now();
   const std::uint16_t index = flow.ccti.at(now, cc);
+  if (core_.cc.tracer != nullptr) [[unlikely]]
+    trace_ccti(sim, qp, sl, flow, index);
   const bool throttled = index > 0 && index < cc.table.size() && cc.table[index].multiplier > 0;
   if (flow.next_build_at <= now && !(throttled && flow.unsent > 0)) {
     ++flow.unsent;
@@ -307,6 +309,8 @@ void Transmitter::cc_left_queue(sim::Simulator& sim, PortState& port, const TxEn
   if (sent) {
     // The delay follows the packet's serialization at the port's rate, as the endpoint's (T_packet, A10.4.3.9).
     const std::uint16_t index = flow.ccti.at(now, cc);
+    if (core_.cc.tracer != nullptr) [[unlikely]]
+      trace_ccti(sim, qp, p.sl, flow, index);
     if (index > 0 && index < cc.table.size()) {
       const sim::Time delay =
           link::cc::injection_delay(cc.table[index], sim::transfer_time(p.wire_bytes, port.port.link().data_rate));
@@ -320,6 +324,18 @@ void Transmitter::cc_left_queue(sim::Simulator& sim, PortState& port, const TxEn
   const bool waiting = cc.per_sl ? !port.sl_flows[p.sl & 15u].held.empty() : qp.req.cc_held;
   if (waiting && flow.unsent == 0)
     schedule_cc_wake(sim, port, qp.index, p.sl, flow, std::max(now, flow.next_build_at));
+}
+
+void Transmitter::trace_ccti(const sim::Simulator& sim, const Qp& qp, std::uint8_t sl, CcFlow& flow,
+                             std::uint16_t index) {
+  const CongestionState& cc = core_.cc;
+  if (!flow.ccti.changed_since_traced(index) ||
+      !cc.tracer->wants(cc.component_id, cc.setting.per_sl ? 0 : qp.qpn, sim.now(), sim.now()))
+    return;
+  const std::string name = cc.setting.per_sl
+                               ? "CCTI port " + std::to_string(qp.attr.port) + " SL " + std::to_string(sl & 15u)
+                               : "CCTI QP " + std::to_string(qp.qpn);
+  cc.tracer->counter(cc.component_id, name, sim.now(), "\"ccti\": " + std::to_string(index));
 }
 
 void Transmitter::schedule_cc_wake(sim::Simulator& sim, PortState& port, std::uint32_t qp_index, std::uint8_t sl,

@@ -97,6 +97,8 @@ public:
   // Congestion control (IBA A10; only when the SM configured it).
   /// The flow whose CCTI and hold apply to the QP's request packets on SL `sl`: the QP's, or its port's SL's.
   CcFlow& cc_flow(Qp& qp, std::uint8_t sl);
+  /// Traces the flow's CCTI as a counter when it changed since last traced (with a tracer only).
+  void trace_ccti(const sim::Simulator& sim, const Qp& qp, std::uint8_t sl, CcFlow& flow, std::uint16_t index);
   /// Hca::Kind::cc_wake and cc_sl_wake: a flow's hold is over; the QPs it held join the builder ring again.
   void on_cc_wake(sim::Simulator& sim, std::uint32_t qp_index, std::uint32_t generation);
   void on_cc_sl_wake(sim::Simulator& sim, std::uint32_t handle, std::uint32_t generation);

@@ -76,8 +76,18 @@ public:
     return value_;
   }
 
+  /// For traces: whether `index` differs from the value last reported, which it becomes (the CCTI's counter track
+  /// shows each change at the moment the flow acts on it, its decay included).
+  bool changed_since_traced(std::uint16_t index) {
+    if (index == traced_)
+      return false;
+    traced_ = index;
+    return true;
+  }
+
 private:
   std::uint16_t value_ = 0;
+  std::uint16_t traced_ = 0; // in the padding before changed_at_
   sim::Time changed_at_;
 };
 

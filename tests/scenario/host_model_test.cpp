@@ -1,7 +1,10 @@
 // "host_model": "fabric" end to end: the fabric-level hosts (models/endpoint) against the full host model on the
 // same traffic (their latencies are calibrated on it, so the two must agree where the host is not the bottleneck),
 // the patterns' figures and sequencing, determinism, and what the fabric-level hosts refuse (exit 2 with pointer).
+#include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -360,6 +363,38 @@ TEST_CASE("congestion control: full hosts in the hot-spot experiment raise the v
       CHECK(results_of(*report, w).at("messages_failed") == 0);
       CHECK(results_of(*report, w).at("messages") == (std::string(w) == "victim" ? 1 : 11) * 1000);
     }
+}
+
+TEST_CASE("congestion control: a trace shows each throttled flow's CCTI over time as a counter, rising on BECNs "
+          "and decaying",
+          "[scenario][congestion]") {
+  const std::string path = std::string(IBNETSIM_SOURCE_DIR) + "/scenarios/experiments/hot_spot_cc.json";
+  for (const char* model : {"fabric", "full"}) {
+    DYNAMIC_SECTION(model) {
+      const std::string trace = testing::scratch_path(std::string("ccti_") + model + ".json");
+      const auto r =
+          run_cli({"run", path, "-q", "--trace", trace, "--set", std::string("/host_model=\"") + model + "\"", "--set",
+                   "/workloads/0/messages=300", "--set", "/workloads/1/messages=300", "--set",
+                   "/subnet_manager/congestion_control=true"});
+      INFO(r.err);
+      REQUIRE(r.exit_code == 0);
+      std::ifstream in(trace);
+      const json events = json::parse(in).at("traceEvents");
+      // Per counter track (host, flow): its samples in time order; some flow's CCTI went up and came down again.
+      std::map<std::pair<std::uint64_t, std::string>, std::vector<int>> tracks;
+      for (const json& e : events)
+        if (e.at("ph") == "C" && e.at("name").get<std::string>().rfind("CCTI ", 0) == 0)
+          tracks[{e.at("pid").get<std::uint64_t>(), e.at("name").get<std::string>()}].push_back(
+              e.at("args").at("ccti").get<int>());
+      REQUIRE_FALSE(tracks.empty());
+      bool rose_and_fell = false;
+      for (const auto& [track, values] : tracks) {
+        const auto peak = std::max_element(values.begin(), values.end());
+        rose_and_fell |= *peak > 0 && std::any_of(peak, values.end(), [&](int v) { return v < *peak; });
+      }
+      CHECK(rose_and_fell);
+    }
+  }
 }
 
 TEST_CASE("congestion control: per-SL control throttles every QP of a marked host, per-QP only the marked QPs, and "
