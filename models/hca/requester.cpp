@@ -522,7 +522,8 @@ void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle ha
   WqeState& w = qp.req.wqes[k % depth];
   const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
   if (const std::int32_t ahead = response_gap(qp, k, p.psn); ahead != 0) {
-    if (ahead > 0 && qp.caps.out_of_order && responder_.hold_early(sim, qp, qp.req.early_responses, ahead, handle))
+    if (ahead > 0 && qp.caps.out_of_order &&
+        responder_.hold_early(sim, qp, qp.req.early_responses, ahead, handle) != Responder::Early::beyond_window)
       return;              // placed once the responses before it are in
     ++qp.counters.dropped; // a gap: the timer asks again
     responder_.consume_packet(sim, handle);

@@ -122,17 +122,17 @@ void Responder::consume_packet(sim::Simulator& sim, link::PacketHandle handle) {
   core_.free_packet(handle);
 }
 
-bool Responder::hold_early(sim::Simulator& sim, Qp& qp, ReorderHold& hold, std::int32_t ahead,
-                           link::PacketHandle handle) {
+Responder::Early Responder::hold_early(sim::Simulator& sim, Qp& qp, ReorderHold& hold, std::int32_t ahead,
+                                       link::PacketHandle handle) {
   link::Packet& p = core_.wire.packets[handle];
   if (ahead <= 0 || static_cast<std::uint32_t>(ahead) > core_.params.out_of_order_window_packets)
-    return false;
+    return Early::beyond_window;
   auto at = std::find_if(hold.packets.begin(), hold.packets.end(),
                          [&](const ReorderHold::Held& h) { return psn_diff(h.psn, p.psn) >= 0; });
   if (at != hold.packets.end() && at->psn == p.psn) { // a retransmission of one held
     ++qp.counters.duplicates_received;
     consume_packet(sim, handle);
-    return true;
+    return Early::duplicate;
   }
   // The adapter keeps it on chip: the link's buffer must not wait for the gap, or the missing packet, behind it on
   // the same link, could never come.
@@ -142,7 +142,7 @@ bool Responder::hold_early(sim::Simulator& sim, Qp& qp, ReorderHold& hold, std::
   ++qp.counters.packets_out_of_order;
   qp.counters.reorder_depth_max =
       std::max(qp.counters.reorder_depth_max, static_cast<std::uint32_t>(hold.packets.size()));
-  return true;
+  return Early::kept;
 }
 
 void Responder::take_early_requests(sim::Simulator& sim, Qp& qp) {
@@ -287,12 +287,11 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
       return;
     }
     if (d > 0 && qp.caps.out_of_order) {
-      const std::uint64_t kept = qp.counters.packets_out_of_order;
-      if (hold_early(sim, qp, qp.resp.early, d, handle)) {
-        if (qp.counters.packets_out_of_order != kept)
-          --qp.counters.packets_received; // counted when taken, in sequence
+      const Early early = hold_early(sim, qp, qp.resp.early, d, handle);
+      if (early == Early::kept)
+        --qp.counters.packets_received; // counted when taken, in sequence
+      if (early != Early::beyond_window)
         return;
-      }
     }
     if (d > 0) { // a gap: one NAK, then silence until the missing PSN comes
       if (!qp.resp.nak_sent) {

@@ -42,10 +42,12 @@ public:
   /// The received packet is done with: its IB receive buffer is free again and the packet goes.
   void consume_packet(sim::Simulator& sim, link::PacketHandle packet);
 
+  /// What hold_early did with a packet.
+  enum class Early : std::uint8_t { beyond_window, kept, duplicate };
   /// QpCaps::out_of_order: keeps `packet`, `ahead` PSNs past the one expected, in `hold` until the gap before it
-  /// closes, its link buffer freed now; a copy already held is a duplicate and goes. False, and nothing done, when
-  /// it lies beyond the adapter's window (out_of_order_window_packets).
-  bool hold_early(sim::Simulator& sim, Qp& qp, ReorderHold& hold, std::int32_t ahead, link::PacketHandle packet);
+  /// closes, its link buffer freed now; a copy already held is a duplicate and goes. Nothing is done when it lies
+  /// beyond the adapter's window (out_of_order_window_packets).
+  Early hold_early(sim::Simulator& sim, Qp& qp, ReorderHold& hold, std::int32_t ahead, link::PacketHandle packet);
 
   /// Places the QP's packets that waited for their receive WQE, in order, while their WQEs are on the adapter.
   void drain_parked(sim::Simulator& sim, Qp& qp);

@@ -2,6 +2,7 @@
 // manager, with programs written in the test. Also the boilerplate of connecting RC/UC/UD QP pairs.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -78,6 +79,21 @@ inline host::ClusterOptions verifying() {
   host::ClusterOptions o;
   o.verify_contents = true;
   return o;
+}
+
+/// Completions polled until `count` have come or `within` has passed.
+inline std::vector<verbs::WorkCompletion> collect(host::Context& ctx, std::uint32_t cq, std::size_t count,
+                                                  sim::Time within) {
+  const sim::Time deadline = ctx.now() + within;
+  std::vector<verbs::WorkCompletion> got;
+  std::array<verbs::WorkCompletion, 16> wc{};
+  while (got.size() < count) {
+    const int n = ctx.wait_cq(cq, wc, deadline);
+    if (n <= 0)
+      break;
+    got.insert(got.end(), wc.begin(), wc.begin() + n);
+  }
+  return got;
 }
 
 /// Fills `size` bytes at `address` with a pattern keyed on `seed` (different at every offset of a buffer).

@@ -17,6 +17,7 @@
 
 using namespace ib;
 using testing::bytes_at;
+using testing::collect;
 using testing::fill;
 using verbs::WcStatus;
 
@@ -38,20 +39,6 @@ struct Outcome {
   hca::QpCounters requester, responder;
   bool data_equal = false; ///< every message's bytes arrived where they belong
 };
-
-/// Completions polled until `count` have come or `within` has passed.
-std::vector<verbs::WorkCompletion> collect(host::Context& ctx, std::uint32_t cq, std::size_t count, sim::Time within) {
-  const sim::Time deadline = ctx.now() + within;
-  std::vector<verbs::WorkCompletion> got;
-  std::array<verbs::WorkCompletion, 16> wc{};
-  while (got.size() < count) {
-    const int n = ctx.wait_cq(cq, wc, deadline);
-    if (n <= 0)
-      break;
-    got.insert(got.end(), wc.begin(), wc.begin() + n);
-  }
-  return got;
-}
 
 /// h1 posts `messages` operations `op` of four packets each towards h2 on one RC QP pair (created with
 /// out-of-order placement when `out_of_order`), its transport timeout 32.8 us. `swaps_at_h2` and `swaps_at_h1`

@@ -23,6 +23,7 @@
 
 using namespace ib;
 using testing::bytes_at;
+using testing::collect;
 using testing::fill;
 using testing::QpAddress;
 using testing::verifying;
@@ -96,20 +97,6 @@ std::uint64_t lose_packet_after(host::Context& ctx, std::uint32_t qpn, std::uint
     ctx.program().sleep_until(ctx.now() + ns(10));
   ctx.hca().drop_next_received(1);
   return ctx.hca().qp_counters(qpn).packets_received;
-}
-
-/// Completions polled until `count` have come or `within` has passed.
-std::vector<verbs::WorkCompletion> collect(host::Context& ctx, std::uint32_t cq, std::size_t count, sim::Time within) {
-  const sim::Time deadline = ctx.now() + within;
-  std::vector<verbs::WorkCompletion> got;
-  std::array<verbs::WorkCompletion, 16> wc{};
-  while (got.size() < count) {
-    const int n = ctx.wait_cq(cq, wc, deadline);
-    if (n <= 0)
-      break;
-    got.insert(got.end(), wc.begin(), wc.begin() + n);
-  }
-  return got;
 }
 
 /// Waits `linger`, then appends whatever completions came in the meantime (a correct model adds none).
