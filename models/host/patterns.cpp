@@ -273,6 +273,12 @@ public:
                   100 * aggregate_gbps() / static_cast<double>(std::max<std::size_t>(senders(), 1)) / line_rate_gbps_,
                   static_cast<double>(total_messages_) / std::max<std::int64_t>(elapsed().ps(), 1) * 1e6);
     lines.push_back(line);
+    if (messages_failed_ > 0) {
+      std::snprintf(line, sizeof line,
+                    " messages failed %llu (not in the figures here); the longest wait for an outcome %.2f us",
+                    static_cast<unsigned long long>(messages_failed_), worst_outcome_.us());
+      lines.push_back(line);
+    }
     std::snprintf(line, sizeof line,
                   " flows %.2f..%.2f Gb/s; message latency typical %.2f us, avg %.2f us, 99%% %.2f us, max %.2f us",
                   min_gbps, max_gbps, latency().t_typical_us, latency().t_avg_us, latency().t_p99_us,

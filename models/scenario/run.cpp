@@ -445,6 +445,72 @@ nlohmann::ordered_json fault_report(Cluster& cluster, const ib::topo::Topology& 
   return out;
 }
 
+/// The table's summary of fault_report(): what was lost and recovered, then each fault and the SM's reaction (the
+/// first few; the report has them all).
+std::vector<std::string> fault_table(const nlohmann::ordered_json& faults) {
+  using sim::param_detail::format_number;
+  const auto count = [](const nlohmann::ordered_json& v) { return std::to_string(v.get<std::uint64_t>()); };
+  std::vector<std::string> lines;
+  const nlohmann::ordered_json& events = faults.at("events");
+  const nlohmann::ordered_json& lost = faults.at("packets_lost");
+  std::ostringstream head;
+  head << "faults: " << events.size() << (events.size() == 1 ? " fault" : " faults") << "; " << count(lost.at("total"))
+       << " packets lost";
+  std::string causes;
+  for (const auto& [key, text] :
+       std::initializer_list<std::pair<const char*, const char*>>{{"on_wire_at_link_down", "on the wire at link down"},
+                                                                  {"in_buffer_at_link_down", "in buffers at link down"},
+                                                                  {"bad_crc", "bad CRC"},
+                                                                  {"output_down", "routed to a down port"},
+                                                                  {"no_route", "with no route"}})
+    if (lost.at(key).get<std::uint64_t>() > 0)
+      causes += (causes.empty() ? "" : ", ") + count(lost.at(key)) + " " + text;
+  if (!causes.empty())
+    head << " (" << causes << ")";
+  if (faults.at("flow_control_packets_lost").get<std::uint64_t>() > 0)
+    head << " and " << count(faults.at("flow_control_packets_lost")) << " flow-control packets";
+  head << "; " << count(faults.at("retransmitted_packets")) << " packets resent after "
+       << count(faults.at("retry_timeouts")) << " timeouts and " << count(faults.at("sequence_naks"))
+       << " sequence NAKs; " << count(faults.at("rc_requests_failed")) << " RC work requests completed in error, "
+       << count(faults.at("qps_in_error")) << " QPs in error";
+  lines.push_back(head.str());
+  constexpr std::size_t shown = 8;
+  for (std::size_t i = 0; i < events.size() && i < shown; ++i) {
+    const nlohmann::ordered_json& e = events[i];
+    std::ostringstream line;
+    line << " " << e.at("type").get<std::string>() << " ";
+    if (e.contains("switch"))
+      line << e.at("switch").get<std::string>();
+    else
+      line << e.at("link")[0].get<std::string>() << "-" << e.at("link")[1].get<std::string>();
+    if (e.contains("bit_error_rate"))
+      line << " (bit error rate " << format_number(e.at("bit_error_rate").get<double>()) << ")";
+    line << " at " << format_number(e.at("at_us").get<double>()) << " us";
+    if (e.contains("subnet_manager")) {
+      const nlohmann::ordered_json& sm = e.at("subnet_manager");
+      const nlohmann::ordered_json& detected = sm.at("detected_at_us");
+      if (detected.is_null())
+        line << ": the SM never learns of it";
+      else
+        line << ": SM " << (sm.at("detection") == "trap" ? "trap" : "sweep") << " at "
+             << format_number(detected.get<double>()) << " us";
+      if (sm.at("rerouted_at_us").is_null())
+        line << ", no LFT changed";
+      else
+        line << ", rerouted at " << format_number(sm.at("rerouted_at_us").get<double>()) << " us ("
+             << format_number(sm.at("fault_to_rerouted_us").get<double>()) << " us after), "
+             << count(sm.at("lft_blocks_sent")) << " LFT blocks to " << count(sm.at("switches_updated")) << " switches";
+      line << ", " << count(sm.at("smps_sent")) << " SMPs";
+      if (sm.at("unrouted_pairs").get<std::uint64_t>() > 0)
+        line << ", " << count(sm.at("unrouted_pairs")) << " host pairs left without a route";
+    }
+    lines.push_back(line.str());
+  }
+  if (events.size() > shown)
+    lines.push_back(" ... and " + std::to_string(events.size() - shown) + " more (results.faults.events)");
+  return lines;
+}
+
 /// PCIe TLPs and transactions per message sent, per host and over the cluster, by direction and type.
 /// Cluster::event_counts as a document, with each part's events per message sent.
 sim::ReportJson events_by_part(const Cluster& cluster, std::uint64_t messages) {
@@ -891,14 +957,26 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
       entry["failed_work_requests"] = failed;
       entry["programs_failed"] = w->programs_failed();
     }
-    workloads[w->name()] = std::move(entry);
     for (const std::string& line : w->table())
       result.table.push_back(line);
+    if (entry.contains("failed_work_requests")) {
+      std::ostringstream line;
+      line << " failed work requests:";
+      for (const auto& [status, count] : entry["failed_work_requests"].items())
+        line << " " << count.get<std::uint64_t>() << " " << status << ";";
+      line << " programs ended by an error: " << w->programs_failed();
+      result.table.push_back(line.str());
+    }
+    workloads[w->name()] = std::move(entry);
     result.table.push_back("");
   }
   results["workloads"] = std::move(workloads);
-  if (cluster.faults() != nullptr)
+  if (cluster.faults() != nullptr) {
     results["faults"] = fault_report(cluster, topology, f.adaptive_routing);
+    for (const std::string& line : fault_table(results["faults"]))
+      result.table.push_back(line);
+    result.table.push_back("");
+  }
   if (f.adaptive_routing) { // absent when off, so that reports without it stay as they were
     results["adaptive_routing"] = adaptive_report(cluster, topology);
     const auto& ar = results["adaptive_routing"];

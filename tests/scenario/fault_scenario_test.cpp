@@ -120,6 +120,35 @@ TEST_CASE("faults: a host cut off fails its peers' work requests with retry exce
   CHECK(faults.at("events").at(0).at("subnet_manager").at("unrouted_pairs").get<int>() > 0);
 }
 
+TEST_CASE("faults: the table says what was lost, what the SM did and which work requests failed",
+          "[scenario][faults]") {
+  // h3 cut off for good: its peers' QPs to it fail after their retries; the table, not only the JSON, says so.
+  const json s = fault_scenario("table", json::array({all_to_all(30)}),
+                                {{{"type", "link_down"}, {"at_us", 20}, {"link", "h3/1"}}});
+  const auto r = run_cli({"run", testing::write_temp("faults_table.json", s.dump(2))});
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  const json report = run_ok("table", s);
+  const json& faults = report.at("results").at("faults");
+  const json& sm = faults.at("events").at(0).at("subnet_manager");
+  const auto text = [](const json& v) { return v.dump(); };
+  CHECK_THAT(r.out,
+             Catch::Contains("faults: 1 fault; " + text(faults.at("packets_lost").at("total")) + " packets lost"));
+  CHECK_THAT(r.out, Catch::Contains(text(faults.at("retry_timeouts")) + " timeouts"));
+  CHECK_THAT(r.out, Catch::Contains(text(faults.at("qps_in_error")) + " QPs in error"));
+  const json& link = faults.at("events").at(0).at("link");
+  CHECK_THAT(r.out, Catch::Contains(" link_down " + link.at(0).get<std::string>() + "-" +
+                                    link.at(1).get<std::string>() + " at 20 us: SM trap at "));
+  CHECK(sm.at("detection") == "trap");
+  CHECK_THAT(r.out, Catch::Contains(text(sm.at("unrouted_pairs")) + " host pairs left without a route"));
+  const json& workload = report.at("results").at("workloads").at("all_to_all");
+  const std::uint64_t failed = workload.at("results").at("messages_failed").get<std::uint64_t>();
+  CHECK(failed > 0);
+  CHECK_THAT(r.out, Catch::Contains(" messages failed " + std::to_string(failed) + " (not in the figures here)"));
+  CHECK_THAT(r.out, Catch::Contains(" failed work requests: "));
+  CHECK_THAT(r.out, Catch::Contains("transport retry counter exceeded;"));
+}
+
 TEST_CASE("faults: a flapping link goes down and comes back count times, carrying data once the SM activates it",
           "[scenario][faults]") {
   const json report = run_ok("flap", fault_scenario("flap", json::array({all_to_all(60)}),
