@@ -384,9 +384,13 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   const bool write_done = tlp.end_seen;
   post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), !write_done);
   const sim::Time arrives = l.busy_until + config_.propagation;
-  post(sim, arrives, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
-  // What an upstream TLP starts in the host is scheduled now, at its arrival plus the host's latency: host memory
-  // reads an MRd's data; a write's data becomes visible after its last MWr.
+  // What an upstream TLP starts in the host is scheduled now, at its arrival plus the host's latency: the root
+  // complex accepts an MWr (its arrival does nothing else, so it takes no event of its own); host memory reads an
+  // MRd's data; a write's data becomes visible after its last MWr.
+  if (d == Direction::upstream && tlp.kind == TlpKind::mwr)
+    post(sim, arrives + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
+  else
+    post(sim, arrives, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
   if (d == Direction::upstream && tlp.kind == TlpKind::mrd) {
     const sim::Time latency = config_.memory_read_base +
                               sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
@@ -424,13 +428,8 @@ void Bus::transmitted(sim::Simulator& sim, Direction d) {
 void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {
   Tlp& tlp = tlps_[h];
   if (d == Direction::upstream) {
-    if (tlp.kind == TlpKind::mwr) {
-      Transfer& write = transfers_[tlp.transfer];
-      write.arrived += tlp.payload_bytes;
-      post(sim, now_ + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
-    } else {
-      free_credits(sim, d, tlp); // its memory read was scheduled when it left
-    }
+    assert(tlp.kind == TlpKind::mrd); // an MWr's acceptance was scheduled when it left
+    free_credits(sim, d, tlp);        // its memory read was scheduled when it left
     return;
   }
   free_credits(sim, d, tlp);
@@ -457,6 +456,10 @@ void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {
 void Bus::free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp) {
   Lane& l = lane(d);
   const int k = tlp.credit_class;
+  // A class advertised infinite for headers and data needs no UpdateFC after initialisation (PCIe Base Spec r5.0
+  // §2.6.1): the transmitter never checks it, so returning its credits would only spend DLLP bandwidth and events.
+  if (l.credits.infinite_headers[k] && l.credits.infinite_data[k])
+    return;
   l.credits.headers_freed[k] += 1;
   l.credits.data_freed[k] += data_credits_of(tlp.kind, tlp.payload_bytes);
   if (l.update_fc_pending)

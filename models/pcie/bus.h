@@ -159,7 +159,6 @@ private:
     std::uint32_t bytes;
     std::uint32_t requested = 0;          ///< bytes covered by TLPs created so far
     std::uint32_t finished = 0;           ///< bytes delivered (read: completions in; write and MMIO: TLPs out or in)
-    std::uint32_t arrived = 0;            ///< write: bytes arrived at the root complex
     std::uint32_t chunk = 0;              ///< MMIO chunk size
     std::uint32_t completions_queued = 0; ///< read: bytes of CplD queued (the last one queued arrives last)
   };

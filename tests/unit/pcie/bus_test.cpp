@@ -280,6 +280,31 @@ TEST_CASE("pcie::Bus: scarce completion credits at the device cap reads at the c
   CHECK(h.bus.counters(Direction::downstream).credit_stalls > 0);
 }
 
+TEST_CASE("pcie::Bus: completions advertised infinite take no UpdateFC back, finite ones do", "[pcie][quick]") {
+  // A 4 KiB read: 8 MRd upstream into the root port's finite non-posted credits, 16 CplD downstream into the
+  // device's completion credits. Only finite classes are returned (PCIe Base Spec r5.0 §2.6.1).
+  pcie::BusConfig c = gen3(pcie::Width::x8);
+  SECTION("infinite") {
+    Harness h(c);
+    h.bus.dma_read(h.sim, 0x1'0000'0000ull, 4096, 1);
+    h.run();
+    REQUIRE(h.reads.size() == 1);
+    CHECK(h.tlps(Direction::downstream, TlpKind::cpld) == 16);
+    CHECK(h.bus.counters(Direction::upstream).update_fc_dllps == 0);  // nothing returns the device's CplD credits
+    CHECK(h.bus.counters(Direction::downstream).update_fc_dllps > 0); // the root port returns its NP credits
+  }
+  SECTION("finite") {
+    c.device.completion_headers = 64;
+    c.device.completion_data = 256;
+    Harness h(c);
+    h.bus.dma_read(h.sim, 0x1'0000'0000ull, 4096, 1);
+    h.run();
+    REQUIRE(h.reads.size() == 1);
+    CHECK(h.bus.counters(Direction::upstream).update_fc_dllps > 0);
+    CHECK(h.bus.counters(Direction::downstream).update_fc_dllps > 0);
+  }
+}
+
 TEST_CASE("pcie::Bus: counters report TLPs and bytes by type and direction and the busy time", "[pcie][quick]") {
   const pcie::BusConfig c = gen3(pcie::Width::x8);
   Harness h(c);
