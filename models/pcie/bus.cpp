@@ -387,10 +387,14 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   // What an upstream TLP starts in the host is scheduled now, at its arrival plus the host's latency: the root
   // complex accepts an MWr (its arrival does nothing else, so it takes no event of its own); host memory reads an
   // MRd's data; a write's data becomes visible after its last MWr.
-  if (d == Direction::upstream && tlp.kind == TlpKind::mwr)
+  if (d == Direction::upstream && tlp.kind == TlpKind::mwr) {
     post(sim, arrives + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
-  else
+  } else if (arrival_changes_nothing(d, tlp)) {
+    transfers_[tlp.transfer].finished += tlp.payload_bytes; // read only when the last completion, behind it, arrives
+    l.release_sent = true;
+  } else {
     post(sim, arrives, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
+  }
   if (d == Direction::upstream && tlp.kind == TlpKind::mrd) {
     const sim::Time latency = config_.memory_read_base +
                               sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
@@ -398,6 +402,14 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   } else if (d == Direction::upstream && tlp.last_of_transfer) {
     post(sim, arrives + config_.memory_write_latency, Kind::write_visible, tlp.transfer.value, false);
   }
+}
+
+bool Bus::arrival_changes_nothing(Direction d, const Tlp& tlp) const {
+  // A completion that neither ends its request (freeing a tag) nor returns credits (its class is infinite at the
+  // device, as an endpoint's completions must be) only adds its bytes, which count once the last one is in.
+  const Credits& c = lanes_[static_cast<int>(d)].credits;
+  return d == Direction::downstream && tlp.kind == TlpKind::cpld && !tlp.last_of_request &&
+         c.infinite_headers[completion] && c.infinite_data[completion];
 }
 
 bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
@@ -422,6 +434,10 @@ void Bus::transmitted(sim::Simulator& sim, Direction d) {
   const Tlp& tlp = tlps_[l.sending];
   if (tlp.end_seen)
     client_.dma_write_done(sim, transfers_[tlp.transfer].token); // the transfer lives on until its data is visible
+  if (l.release_sent) {
+    l.release_sent = false;
+    tlps_.release(l.sending);
+  }
   try_transmit(sim, d);
 }
 

@@ -199,6 +199,7 @@ private:
     sim::Time busy_until;
     bool transmitting = false;
     TlpHandle sending;
+    bool release_sent = false; ///< `sending` takes no arrival event: released when its serialization ends
     /// Per class queue: its visible TLPs (visible()), the wire time of all its TLPs and of those ahead of its first
     /// visible one, which must leave before it (keep_moments()).
     std::array<std::uint32_t, 3> visible_queued{};
@@ -222,6 +223,7 @@ private:
   /// Charges a DLLP on `lane`'s serializer at the first moment it is free from `now`; returns when it ends.
   sim::Time send_dllp(sim::Simulator& sim, Lane& lane);
   void tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h);
+  bool arrival_changes_nothing(Direction d, const Tlp& tlp) const;
   void free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp);
   void return_credits(sim::Simulator& sim, Direction d);
   void issue_read_requests(sim::Simulator& sim);
