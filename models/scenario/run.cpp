@@ -454,8 +454,8 @@ std::vector<std::string> fault_table(const nlohmann::ordered_json& faults) {
   const nlohmann::ordered_json& events = faults.at("events");
   const nlohmann::ordered_json& lost = faults.at("packets_lost");
   std::ostringstream head;
-  head << "faults: " << events.size() << (events.size() == 1 ? " fault event" : " fault events") << "; " << count(lost.at("total"))
-       << " packets lost";
+  head << "faults: " << events.size() << (events.size() == 1 ? " fault event" : " fault events") << "; "
+       << count(lost.at("total")) << " packets lost";
   std::string causes;
   for (const auto& [key, text] :
        std::initializer_list<std::pair<const char*, const char*>>{{"on_wire_at_link_down", "on the wire at link down"},
