@@ -132,8 +132,8 @@ TEST_CASE("faults: the table says what was lost, what the SM did and which work 
   const json& faults = report.at("results").at("faults");
   const json& sm = faults.at("events").at(0).at("subnet_manager");
   const auto text = [](const json& v) { return v.dump(); };
-  CHECK_THAT(r.out,
-             Catch::Contains("faults: 1 fault event; " + text(faults.at("packets_lost").at("total")) + " packets lost"));
+  CHECK_THAT(r.out, Catch::Contains("faults: 1 fault event; " + text(faults.at("packets_lost").at("total")) +
+                                    " packets lost"));
   CHECK_THAT(r.out, Catch::Contains(text(faults.at("retry_timeouts")) + " timeouts"));
   CHECK_THAT(r.out, Catch::Contains(text(faults.at("qps_in_error")) + " QPs in error"));
   const json& link = faults.at("events").at(0).at("link");
