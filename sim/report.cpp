@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iomanip>
+#include <ostream>
 #include <sstream>
 #include <sys/resource.h>
 #include <vector>
@@ -47,6 +49,10 @@ bool parse_report_format(std::string_view text, ReportFormat& format) {
 
 std::string report_to_json(const ReportJson& report) {
   return report.dump(2) + "\n";
+}
+
+void write_report_json(std::ostream& out, const ReportJson& report) {
+  out << std::setw(2) << report << '\n'; // nlohmann's stream output: dump(2) without the string
 }
 
 std::string report_to_table(const ReportJson& report) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 
@@ -20,6 +21,8 @@ bool parse_report_format(std::string_view text, ReportFormat& format);
 
 /// The document as JSON, indented, with a final newline.
 std::string report_to_json(const ReportJson& report);
+/// The same text, streamed: no copy of a report that a million flows make hundreds of MB long.
+void write_report_json(std::ostream& out, const ReportJson& report);
 /// Each top-level object as a titled block of aligned "key  value" lines; top-level scalars head the table.
 std::string report_to_table(const ReportJson& report);
 /// FNV-1a 64 of `text`, as 16 hex digits: the configuration digest.

@@ -49,8 +49,6 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   const std::uint32_t wqe_max = std::max(send_wqe_bytes(type, largest, block), send_wqe_bytes(type, atomic, block));
   qp.sq.bytes = caps.max_send_wr * wqe_max;
   qp.sq.address = memory_.allocate(qp.sq.bytes);
-  qp.sq.slots.resize(caps.max_send_wr);
-  qp.req.wqes.resize(caps.max_send_wr);
   qp.resp.rq = own_rq ? stages_->recv.create(caps.max_recv_wr, qp.index) : stages_->recv.attach(caps.srq, qp.index);
   stages_->contexts.create(qp.index);
   qps_.push_back(std::move(qp));
@@ -166,7 +164,9 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
       result = {verbs::PostError::queue_full, posted};
       break;
     }
-    SendSlot& slot = qp.sq.slots[qp.sq.posted % depth];
+    qp.sq.slots.make_room(qp.sq.freed, qp.sq.posted);
+    qp.req.wqes.make_room(qp.sq.freed, qp.sq.posted);
+    SendSlot& slot = qp.sq.slots[qp.sq.posted];
     slot.wr = wr;
     slot.wqe_bytes = send_wqe_bytes(qp.type, wr, params_.wqe_basic_block_bytes);
     if (qp.sq.byte_cursor + slot.wqe_bytes > qp.sq.bytes)

@@ -103,7 +103,16 @@ void Hca::swap_next_received(std::uint32_t count) {
 }
 
 std::uint32_t Hca::qp_count() const {
-  return static_cast<std::uint32_t>(qps_.size());
+  return released_totals_ ? released_qp_count_ : static_cast<std::uint32_t>(qps_.size());
+}
+
+void Hca::release_queue_pairs() {
+  if (released_totals_)
+    return;
+  released_totals_ = totals();
+  released_qp_count_ = static_cast<std::uint32_t>(qps_.size());
+  std::deque<Qp>().swap(qps_); // the Core's reference stays valid: the same deque, emptied
+  stages_->recv.release();
 }
 const QpCounters& Hca::qp_counters(std::uint32_t qpn) const {
   return qp_by_qpn(qpn).counters;
@@ -118,6 +127,8 @@ std::vector<RcConnection> Hca::rc_connections() const {
 }
 
 QpCounters Hca::totals() const {
+  if (released_totals_)
+    return *released_totals_;
   QpCounters t;
   for (const Qp& qp : qps_) {
     const QpCounters& c = qp.counters;

@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -229,6 +230,10 @@ public:
   /// Lets the PCIe bus finish the deferred events due by `until` (pcie::Bus::settle): once the run has ended.
   void settle(sim::Simulator& sim, sim::Time until);
   std::uint32_t qp_count() const;
+  /// The run is over and reported on: frees every QP's state and receive queue (as the programs' ibv_destroy_qp
+  /// would), keeping what the reports read afterwards: totals() and qp_count(). With a million RC QPs this is most
+  /// of a run's memory, and the report of their flows is built next. Nothing may reach a QP afterwards.
+  void release_queue_pairs();
   /// Every RC QP that was connected (RTR or later), with its destination.
   std::vector<RcConnection> rc_connections() const;
   /// Bytes of SEND and WRITE payload this HCA placed in host memory as a responder, and requested ones it sent
@@ -274,7 +279,10 @@ private:
   Wire& wire_;
   pcie::HostMemory& memory_;
   std::unique_ptr<pcie::Bus> bus_;
-  std::deque<Qp> qps_;        ///< by index; a deque grows without moving them (no copy of every QP at each doubling)
+  std::deque<Qp> qps_; ///< by index; a deque grows without moving them (no copy of every QP at each doubling)
+  /// Set by release_queue_pairs(): what totals() and qp_count() answer from then on.
+  std::optional<QpCounters> released_totals_;
+  std::uint32_t released_qp_count_ = 0;
   sim::Pool<DmaOp, 256> ops_; // per HCA: small chunks (see pcie::Bus)
   PcieCounters pcie_;
   CongestionState cc_;

@@ -16,6 +16,7 @@
 #include "models/hca/responder.h"
 #include "models/hca/transmitter.h"
 #include "sim/ring.h"
+#include "sim/sequence_ring.h"
 
 namespace ib::hca {
 
@@ -81,9 +82,9 @@ struct ReadJob {
 /// A send queue: its ring in host memory as the driver writes it, and how far the adapter has read it.
 struct SendQueue {
   std::uint64_t address = 0;
-  std::uint32_t bytes = 0;       ///< ring size
-  std::uint32_t byte_cursor = 0; ///< where the next WQE goes
-  std::vector<SendSlot> slots;
+  std::uint32_t bytes = 0;             ///< ring size
+  std::uint32_t byte_cursor = 0;       ///< where the next WQE goes
+  sim::SequenceRing<SendSlot> slots;   ///< by WQE index; room for the posted and not yet freed ones
   std::uint32_t posted = 0, freed = 0; ///< driver: WQEs written, and freed by polled completions
   // Device side.
   std::uint32_t doorbell_producer = 0; ///< the latest producer index a doorbell announced
@@ -105,12 +106,12 @@ struct ReorderHold {
 
 /// The requester's transport state (IBA vol 1 §9.7, the requester's side) and its place in the send pipeline.
 struct RequesterState {
-  std::uint32_t processing = 0;    ///< WQEs handed to the send engines
-  std::uint32_t processed = 0;     ///< WQEs the send engines have finished with
-  bool on_engine = false;          ///< one of them is being processed now
-  std::vector<WqeState> wqes;      ///< by WQE index modulo the queue depth
-  std::uint32_t cursor_wqe = 0;    ///< next request packet: its WQE ...
-  std::uint32_t cursor_packet = 0; ///< ... and its packet within the message
+  std::uint32_t processing = 0;     ///< WQEs handed to the send engines
+  std::uint32_t processed = 0;      ///< WQEs the send engines have finished with
+  bool on_engine = false;           ///< one of them is being processed now
+  sim::SequenceRing<WqeState> wqes; ///< by WQE index, beside SendQueue::slots
+  std::uint32_t cursor_wqe = 0;     ///< next request packet: its WQE ...
+  std::uint32_t cursor_packet = 0;  ///< ... and its packet within the message
   std::uint32_t next_psn = 0;
   std::uint32_t highest_sent_psn = 0;  ///< last PSN sent (RC)
   std::uint32_t acked_psn = 0;         ///< last PSN acknowledged

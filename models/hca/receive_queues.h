@@ -104,6 +104,11 @@ public:
   }
   /// The QP whose trace track a read of the queue goes on (an SRQ's: the first QP it serves).
   std::uint32_t trace_qp(std::uint32_t rq) const;
+  /// Frees every queue (Hca::release_queue_pairs).
+  void release() {
+    std::vector<RecvQueue>().swap(queues_);
+    std::vector<SharedRecvQueue>().swap(srqs_);
+  }
 
 private:
   /// Reads WQEs into the queue's cache when a claim is waiting for one or the cache has run below half.

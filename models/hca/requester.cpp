@@ -88,7 +88,7 @@ void Requester::on_doorbell(sim::Simulator& sim, DmaHandle h) {
     qp.sq.doorbell_producer = producer;
   if (blueflame && qp.sq.fetched + 1 == producer && !qp.sq.fetching) {
     // The WQE came with the doorbell: nothing to fetch.
-    qp.req.wqes[qp.sq.fetched % qp.caps.max_send_wr].blueflame = true;
+    qp.req.wqes[qp.sq.fetched].blueflame = true;
     on_wqes_fetched(sim, qp, 1);
     return;
   }
@@ -106,12 +106,11 @@ void Requester::fetch_wqes(sim::Simulator& sim, Qp& qp) {
   if (qp.sq.fetching || qp.sq.fetched == qp.sq.doorbell_producer)
     return;
   // One DMA read for the new WQEs that lie contiguously in the ring.
-  const std::uint32_t depth = qp.caps.max_send_wr;
-  const SendSlot& first = qp.sq.slots[qp.sq.fetched % depth];
+  const SendSlot& first = qp.sq.slots[qp.sq.fetched];
   std::uint32_t count = 0;
   std::uint32_t bytes = 0;
   while (qp.sq.fetched + count != qp.sq.doorbell_producer) {
-    const SendSlot& s = qp.sq.slots[(qp.sq.fetched + count) % depth];
+    const SendSlot& s = qp.sq.slots[(qp.sq.fetched + count)];
     if (s.address != first.address + bytes)
       break;
     bytes += s.wqe_bytes;
@@ -128,9 +127,8 @@ void Requester::fetch_wqes(sim::Simulator& sim, Qp& qp) {
 
 void Requester::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   qp.sq.fetching = false;
-  const std::uint32_t depth = qp.caps.max_send_wr;
   for (std::uint32_t k = 0; k < count; ++k) {
-    WqeState& w = qp.req.wqes[(qp.sq.fetched + k) % depth];
+    WqeState& w = qp.req.wqes[(qp.sq.fetched + k)];
     const bool blueflame = w.blueflame;
     w = WqeState{};
     w.blueflame = blueflame;
@@ -164,9 +162,8 @@ void Requester::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
   qp.req.on_engine = false;
   if (qp.state == verbs::QpState::error || qp.req.processed == qp.req.processing)
     return;
-  const std::uint32_t depth = qp.caps.max_send_wr;
-  const SendSlot& slot = qp.sq.slots[qp.req.processed % depth];
-  WqeState& w = qp.req.wqes[qp.req.processed % depth];
+  const SendSlot& slot = qp.sq.slots[qp.req.processed];
+  WqeState& w = qp.req.wqes[qp.req.processed];
   const WrOpcode op = slot.wr.opcode;
   if (op == WrOpcode::rdma_read) {
     w.packets = 1;
@@ -184,22 +181,21 @@ void Requester::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
 // ---- Request packets, acknowledgements, retries, completions.
 
 std::uint8_t Requester::next_sl(const Qp& qp) const {
-  return qp.type == verbs::QpType::ud ? qp.sq.slots[qp.req.cursor_wqe % qp.caps.max_send_wr].wr.ah.sl : qp.attr.sl;
+  return qp.type == verbs::QpType::ud ? qp.sq.slots[qp.req.cursor_wqe].wr.ah.sl : qp.attr.sl;
 }
 
 bool Requester::can_build(const Qp& qp) const {
   if (qp.state != verbs::QpState::rts || qp.req.rnr_waiting || qp.req.cursor_wqe == qp.req.processed)
     return false;
-  const WrOpcode op = qp.sq.slots[qp.req.cursor_wqe % qp.caps.max_send_wr].wr.opcode;
+  const WrOpcode op = qp.sq.slots[qp.req.cursor_wqe].wr.opcode;
   return !is_read_like(op) || qp.req.reads_outstanding < qp.attr.max_rd_atomic;
 }
 
 void Requester::build_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
-  const std::uint32_t depth = qp.caps.max_send_wr;
   const std::uint32_t index = qp.req.cursor_wqe;
-  const SendSlot& slot = qp.sq.slots[index % depth];
+  const SendSlot& slot = qp.sq.slots[index];
   const verbs::SendWr& wr = slot.wr;
-  WqeState& w = qp.req.wqes[index % depth];
+  WqeState& w = qp.req.wqes[index];
   const std::uint32_t i = qp.req.cursor_packet;
   if (i == 0)
     w.first_psn = qp.req.next_psn;
@@ -273,8 +269,8 @@ void Requester::on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entr
   if (qp.type != verbs::QpType::rc)
     return;
   const link::Packet& p = core_.wire.packets[entry.packet];
-  const WqeState& w = qp.req.wqes[entry.wqe_index % qp.caps.max_send_wr];
-  const WrOpcode op = qp.sq.slots[entry.wqe_index % qp.caps.max_send_wr].wr.opcode;
+  const WqeState& w = qp.req.wqes[entry.wqe_index];
+  const WrOpcode op = qp.sq.slots[entry.wqe_index].wr.opcode;
   const std::uint32_t last_psn = op == WrOpcode::rdma_read ? psn_add(p.psn, w.psn_count - 1) : p.psn;
   if (psn_diff(last_psn, qp.req.highest_sent_psn) > 0)
     qp.req.highest_sent_psn = last_psn;
@@ -286,7 +282,7 @@ void Requester::on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entr
   // UC and UD requests complete when their last packet has left.
   if (qp.type == verbs::QpType::rc || entry.generation != qp.req.tx_generation)
     return;
-  qp.req.wqes[entry.wqe_index % qp.caps.max_send_wr].done = true;
+  qp.req.wqes[entry.wqe_index].done = true;
   complete_requests(sim, qp);
 }
 
@@ -336,11 +332,10 @@ void Requester::on_rnr_timer(sim::Simulator& sim, Qp& qp) {
 }
 
 void Requester::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
-  const std::uint32_t depth = qp.caps.max_send_wr;
   // Find the WQE the PSN belongs to among those built; every WQE from there on is built again.
   std::uint32_t index = qp.req.uncompleted;
   for (; index != qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u); ++index) {
-    const WqeState& w = qp.req.wqes[index % depth];
+    const WqeState& w = qp.req.wqes[index];
     if (psn_diff(psn, w.first_psn) >= 0 && psn_diff(psn, psn_add(w.first_psn, w.psn_count)) < 0)
       break;
   }
@@ -350,15 +345,15 @@ void Requester::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
     return;
   }
   for (std::uint32_t k = index; k != qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u); ++k) {
-    WqeState& w = qp.req.wqes[k % depth];
+    WqeState& w = qp.req.wqes[k];
     if (w.counted_read) {
       w.counted_read = false;
       --qp.req.reads_outstanding;
     }
     w.responses_in = 0;
   }
-  WqeState& w = qp.req.wqes[index % depth];
-  const bool whole = is_read_like(qp.sq.slots[index % depth].wr.opcode);
+  WqeState& w = qp.req.wqes[index];
+  const bool whole = is_read_like(qp.sq.slots[index].wr.opcode);
   qp.req.cursor_wqe = index;
   qp.req.cursor_packet = whole ? 0 : static_cast<std::uint32_t>(psn_diff(psn, w.first_psn));
   qp.req.next_psn = whole ? w.first_psn : psn;
@@ -438,15 +433,14 @@ void Requester::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn)
     return;
   // Requests up to `psn` are acknowledged; a READ or atomic there whose answer is missing stops the advance
   // (its responses were lost: the retry timer asks again).
-  const std::uint32_t depth = qp.caps.max_send_wr;
   const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
   for (std::uint32_t k = qp.req.uncompleted; k != built_end; ++k) {
-    WqeState& w = qp.req.wqes[k % depth];
+    WqeState& w = qp.req.wqes[k];
     if (w.done)
       continue;
     if (psn_diff(psn, w.first_psn) < 0)
       break;
-    if (is_read_like(qp.sq.slots[k % depth].wr.opcode)) {
+    if (is_read_like(qp.sq.slots[k].wr.opcode)) {
       psn = psn_add(w.first_psn, psn_mask);
       break;
     }
@@ -468,22 +462,21 @@ void Requester::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn)
 }
 
 std::uint32_t Requester::read_wqe_of(const Qp& qp, std::uint32_t psn) const {
-  const std::uint32_t depth = qp.caps.max_send_wr;
   const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
   std::uint32_t k = qp.req.uncompleted;
   for (; k != built_end; ++k) {
-    const WqeState& w = qp.req.wqes[k % depth];
-    if (!w.done && is_read_like(qp.sq.slots[k % depth].wr.opcode) && psn_diff(psn, w.first_psn) >= 0 &&
+    const WqeState& w = qp.req.wqes[k];
+    if (!w.done && is_read_like(qp.sq.slots[k].wr.opcode) && psn_diff(psn, w.first_psn) >= 0 &&
         psn_diff(psn, psn_add(w.first_psn, w.psn_count)) < 0)
       break;
   }
-  return k == built_end || !qp.req.wqes[k % depth].counted_read ? no_wqe : k;
+  return k == built_end || !qp.req.wqes[k].counted_read ? no_wqe : k;
 }
 
 std::int32_t Requester::response_gap(const Qp& qp, std::uint32_t k, std::uint32_t psn) const {
   // Within its own request: the adapter's atomic unit may answer atomics out of PSN order, and each request's
   // answers are checked apart (an earlier request still waiting keeps the retry timer going, below).
-  const WqeState& w = qp.req.wqes[k % qp.caps.max_send_wr];
+  const WqeState& w = qp.req.wqes[k];
   return psn_diff(psn, psn_add(w.first_psn, w.responses_in));
 }
 
@@ -512,15 +505,14 @@ void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle ha
     responder_.consume_packet(sim, handle);
     return;
   }
-  const std::uint32_t depth = qp.caps.max_send_wr;
   const std::uint32_t k = read_wqe_of(qp, p.psn);
   if (k == no_wqe) {
     ++qp.counters.duplicates_received; // an answer to a request given up on, or a duplicate
     responder_.consume_packet(sim, handle);
     return;
   }
-  WqeState& w = qp.req.wqes[k % depth];
-  const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
+  WqeState& w = qp.req.wqes[k];
+  const verbs::SendWr& wr = qp.sq.slots[k].wr;
   if (const std::int32_t ahead = response_gap(qp, k, p.psn); ahead != 0) {
     if (ahead > 0 && qp.caps.out_of_order &&
         responder_.hold_early(sim, qp, qp.req.early_responses, ahead, handle) != Responder::Early::beyond_window)
@@ -571,11 +563,11 @@ void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle ha
     // earlier READ or atomic waits for its answer, which may be lost: the retry timer must keep running for it.
     bool earlier_waits = false;
     for (std::uint32_t j = qp.req.uncompleted; j != k && !earlier_waits; ++j)
-      earlier_waits = !qp.req.wqes[j % depth].done && is_read_like(qp.sq.slots[j % depth].wr.opcode);
+      earlier_waits = !qp.req.wqes[j].done && is_read_like(qp.sq.slots[j].wr.opcode);
     std::uint32_t last = psn_add(w.first_psn, w.psn_count - 1);
     const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
-    for (std::uint32_t j = k + 1; j != built_end && qp.req.wqes[j % depth].done; ++j)
-      last = psn_add(qp.req.wqes[j % depth].first_psn, qp.req.wqes[j % depth].psn_count - 1);
+    for (std::uint32_t j = k + 1; j != built_end && qp.req.wqes[j].done; ++j)
+      last = psn_add(qp.req.wqes[j].first_psn, qp.req.wqes[j].psn_count - 1);
     if (!earlier_waits && psn_diff(last, qp.req.acked_psn) > 0) {
       qp.req.acked_psn = last;
       qp.req.retries_left = qp.attr.retry_cnt;
@@ -589,10 +581,9 @@ void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle ha
 }
 
 void Requester::complete_requests(sim::Simulator& sim, Qp& qp) {
-  const std::uint32_t depth = qp.caps.max_send_wr;
-  while (qp.req.uncompleted != qp.req.processed && qp.req.wqes[qp.req.uncompleted % depth].done) {
+  while (qp.req.uncompleted != qp.req.processed && qp.req.wqes[qp.req.uncompleted].done) {
     const std::uint32_t k = qp.req.uncompleted;
-    const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
+    const verbs::SendWr& wr = qp.sq.slots[k].wr;
     if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode)) {
       bytes_completed_ += wr.length_bytes;
       ++qp.counters.rc_requests_completed;
@@ -618,11 +609,10 @@ void Requester::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
   ++qp.req.tx_generation;
   qp.req.rnr_waiting = false;
   qp.req.retry_deadline = sim::Time::max();
-  const std::uint32_t depth = qp.caps.max_send_wr;
   // The WQE that failed reports why; every other outstanding one is flushed (completions regardless of signaling).
   bool first = true;
   for (std::uint32_t k = qp.req.uncompleted; k != qp.sq.posted; ++k) {
-    const verbs::SendWr& wr = qp.sq.slots[k % depth].wr;
+    const verbs::SendWr& wr = qp.sq.slots[k].wr;
     verbs::WorkCompletion wc;
     wc.wr_id = wr.wr_id;
     wc.status = first && status != verbs::WcStatus::wr_flush_err ? status : verbs::WcStatus::wr_flush_err;

@@ -269,6 +269,12 @@ sim::HostRuntime::Outcome Cluster::run(sim::Time until) {
   return outcome;
 }
 
+void Cluster::release_queue_pairs() {
+  for (HostNode& h : hosts_)
+    if (h.hca)
+      h.hca->release_queue_pairs();
+}
+
 std::string Cluster::check_invariants() const {
   std::string problems = fabric_->check_invariants(true);
   std::uint64_t placed = 0;

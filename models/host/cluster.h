@@ -144,6 +144,8 @@ public:
   /// Every RC connection delivered each request it completed, and nothing it did not post (`exactly-once`):
   /// completed <= delivered <= posted, at any time. "" when it holds.
   std::string check_exactly_once() const;
+  /// The run is over and its invariants checked: every HCA frees its QPs (hca::Hca::release_queue_pairs).
+  void release_queue_pairs();
 
 private:
   link::Port& hca_port(topo::NodeIndex node, topo::PortNumber port, sm::Lid base_lid,

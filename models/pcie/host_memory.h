@@ -4,6 +4,7 @@
 // above 4 GiB, so DMA TLPs carry 64-bit addresses as on a real server.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -34,13 +35,17 @@ private:
   struct Region {
     std::uint64_t address;
     std::uint64_t size;
-    std::vector<std::uint8_t> bytes; ///< empty unless keep_contents_
   };
-  const Region* find(std::uint64_t address, std::uint64_t size_bytes) const;
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+  /// The index of the region holding [address, address + size_bytes), or `none`.
+  std::size_t find(std::uint64_t address, std::uint64_t size_bytes) const;
 
   bool keep_contents_;
   std::uint64_t next_ = base_address;
-  std::vector<Region> regions_; ///< by address
+  // Two regions per QP (its queues): a million QPs make this the largest vector of a run, so the bytes of
+  // verification mode live apart and a region is 16 bytes.
+  std::vector<Region> regions_;                     ///< by address
+  std::vector<std::vector<std::uint8_t>> contents_; ///< beside regions_, if keep_contents_
 };
 
 } // namespace ib::pcie

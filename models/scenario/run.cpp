@@ -914,6 +914,8 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
                                  : cluster.fabric().check_invariants(false) + cluster.check_exactly_once();
   if (!broken.empty())
     throw sim::InvariantViolation("fabric-run", scenario.name, "the run ended with an invariant broken", broken);
+  // What follows reads counters only: the QPs' memory goes before the workloads' reports take theirs.
+  cluster.release_queue_pairs();
 
   RunResult result;
   sim::ReportJson& report = result.report;

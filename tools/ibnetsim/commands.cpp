@@ -327,7 +327,7 @@ void print_report(std::ostream& out, sim::ReportFormat format, bool fabric, cons
     }
     break;
   case sim::ReportFormat::json:
-    out << sim::report_to_json(report);
+    sim::write_report_json(out, report);
     break;
   case sim::ReportFormat::csv:
     out << ib::scenario::metrics_csv(report);
@@ -452,7 +452,7 @@ int run_and_report(const Scenario& scenario, const Parsed& parsed, std::ostream&
           << parsed.values["trace"].as<std::string>() << " (open it in https://ui.perfetto.dev)\n";
   }
   if (!out_path.empty())
-    write_file_atomically(out_path, sim::report_to_json(report));
+    write_file_atomically(out_path, [&report](std::ostream& file) { sim::write_report_json(file, report); });
   // With the results kept: a traced QP number that no HCA of the run gave left nothing in the trace.
   if (tracer && !result.partial)
     for (const std::uint32_t qpn : tracer->filter().qpns)

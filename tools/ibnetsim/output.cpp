@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <ostream>
 #include <sys/file.h>
 #include <system_error>
 #include <unistd.h>
@@ -43,12 +45,12 @@ void make_output_directory(const std::string& path, const std::string& what) {
 
 namespace {
 
-/// Writes `text` into `path` as it is: for destinations that are not regular files (a device such as /dev/stdout,
-/// a FIFO), which a rename would replace instead of writing to.
-void write_in_place(const std::string& path, const std::string& text) {
+/// Writes into `path` as it is: for destinations that are not regular files (a device such as /dev/stdout, a FIFO),
+/// which a rename would replace instead of writing to.
+void write_in_place(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ofstream file(path, std::ios::binary);
   if (file)
-    file << text;
+    write(file);
   file.close();
   if (!file)
     throw sim::InputError(path, "", "a file that can be written",
@@ -57,11 +59,11 @@ void write_in_place(const std::string& path, const std::string& text) {
 
 } // namespace
 
-void write_file_atomically(const std::string& path, const std::string& text) {
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::error_code status_error;
   const fs::file_status status = fs::status(path, status_error);
   if (fs::exists(status) && !fs::is_regular_file(status))
-    return write_in_place(path, text);
+    return write_in_place(path, write);
   const std::string partial = path + ".partial";
   const auto fail = [&](const std::string& why) {
     std::error_code ignored;
@@ -72,7 +74,7 @@ void write_file_atomically(const std::string& path, const std::string& text) {
     std::ofstream file(partial, std::ios::binary | std::ios::trunc);
     if (!file)
       fail(std::strerror(errno));
-    file << text;
+    write(file);
     file.close(); // the last buffer is written here: a full disk shows now, not in a destructor
     if (!file)
       fail(errno != 0 ? std::strerror(errno) : "the write failed");
@@ -81,6 +83,10 @@ void write_file_atomically(const std::string& path, const std::string& text) {
   fs::rename(partial, path, error);
   if (error)
     fail(error.message());
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  write_file_atomically(path, [&text](std::ostream& out) { out << text; });
 }
 
 DirectoryLock::DirectoryLock(const std::string& dir, bool exclusive, const std::string& what) {

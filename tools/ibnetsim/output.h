@@ -3,6 +3,8 @@
 // then renamed), and a failed write is bad input (exit 2) naming the file and why.
 #pragma once
 
+#include <functional>
+#include <iosfwd>
 #include <string>
 
 namespace cli {
@@ -33,5 +35,8 @@ private:
 /// write (a full disk, a missing directory) removes the partial file and is an InputError naming `path`. A
 /// destination that exists and is not a regular file (/dev/stdout, a FIFO) is written in place.
 void write_file_atomically(const std::string& path, const std::string& text);
+/// The same, with what `write` puts into the stream: a report of a million flows is streamed, not first made into
+/// a string of hundreds of MB.
+void write_file_atomically(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 } // namespace cli

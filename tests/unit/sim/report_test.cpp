@@ -1,3 +1,5 @@
+#include <sstream>
+
 #include <catch2/catch.hpp>
 
 #include "sim/report.h"
@@ -18,6 +20,18 @@ TEST_CASE("sim::report_to_json: insertion order and a final newline", "[sim][qui
   CHECK(text.find("\"scenario\"") < text.find("\"results\""));
   CHECK(text.find("\"events_handled\"") < text.find("\"rate_per_us\""));
   CHECK(sim::ReportJson::parse(text) == sample_report());
+}
+
+TEST_CASE("sim::write_report_json: the same text as report_to_json, and the stream's width is reset", "[sim][quick]") {
+  sim::ReportJson report = sample_report();
+  report["results"]["name with \"quotes\" and é"] = "tab\there";
+  report["results"]["empty"] = sim::ReportJson::object();
+  std::ostringstream out;
+  sim::write_report_json(out, report);
+  CHECK(out.str() == sim::report_to_json(report));
+  out << 7; // nlohmann's operator<< consumes the indent set by setw: later output is unpadded
+  CHECK(out.str().back() == '7');
+  CHECK(out.str()[out.str().size() - 2] == '\n');
 }
 
 TEST_CASE("sim::report_to_table: scalars first then one aligned block per section", "[sim][quick]") {
