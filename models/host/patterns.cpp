@@ -8,6 +8,7 @@
 // drawn from a discrete distribution. Reported: per-flow throughput, aggregate throughput and message rate, the
 // per-host injection rate, the fairness of the flows, and message latency (post to completion).
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <sstream>
 
@@ -157,6 +158,9 @@ public:
     }
     const bool sends = verb_ == "send";
     f.send_slots = f.qps * tx_depth_;
+    // A QP of these patterns carries m messages to one peer: never more than that in flight.
+    const bool m_per_qp = type_ == "all_to_all" || type_ == "permutation" || type_ == "incast";
+    f.send_slots_held = f.qps * std::bit_ceil(m_per_qp ? std::min<std::uint64_t>(tx_depth_, m) : tx_depth_);
     // A SEND's receiver posts a RECV per message it will get (at most 32768 per QP); a WRITE's QPs take one.
     f.recv_slots = sends ? std::min(f.messages, f.qps * 32768) : f.qps;
     f.cq_entries = n * (tx_depth_ + 16) + (sends ? f.messages : 0);

@@ -69,6 +69,9 @@ struct Footprint {
   std::uint64_t qps = 0;              ///< QPs over all hosts
   std::uint64_t max_qps_per_host = 0; ///< the most QPs one host creates (QP numbers run from 2 on each HCA)
   std::uint64_t send_slots = 0;       ///< send queue entries over all QPs
+  /// Of those, the ones the HCA model holds state for (it keeps only as many per QP as the QP ever has posted and
+  /// not completed at once, rounded up to a power of two); 0: all of them.
+  std::uint64_t send_slots_held = 0;
   std::uint64_t recv_slots = 0;       ///< receive queue entries over all QPs
   std::uint64_t cq_entries = 0;       ///< completion queue entries over all CQs
   std::uint64_t messages = 0;         ///< messages planned ahead, each with its post time and latency kept

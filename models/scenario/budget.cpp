@@ -27,15 +27,15 @@ constexpr double host_bytes = 27.0 * 1024;
 constexpr double switch_port_bytes = 3.6 * 1024;
 // An entry of a switch's linear forwarding table, one per LID (std::uint8_t).
 constexpr double lft_entry_bytes = 1;
-// A QP (its state, rings and the workload's rendezvous entry): ib_write_bw with 64 to 4096 QPs per side, and an
-// all_to_all of 256 to 896 hosts (65,280 to 801,920 QPs, 3.3 KB each with its queues and flows).
-constexpr double qp_bytes = 2400;
+// A QP (its state, rings, receive queue and the workload's rendezvous entry): all_to_all of 256, 512 and 1,024 hosts
+// (65,280 to 1,047,552 QPs: 1,200 to 1,470 bytes each beside the other items here, the larger for fewer QPs).
+constexpr double qp_bytes = 1400;
 // host_model "fabric": a connection of an endpoint (80 B), its ring of posted messages, the pattern's (peer, QPN)
 // entry (estimate, from the structures' sizes).
 constexpr double endpoint_connection_bytes = 192;
-// A send queue entry (the WQE as posted and the requester's state of it, 120 + 20 bytes), a receive queue entry
-// (24 bytes) and a CQ entry (48 bytes): ib_write_bw at tx_depth 1, 128 and 16384 fits 188 bytes per send entry and
-// 72 per receive entry, each with its CQ entry.
+// A send queue entry the HCA model holds (the WQE as posted and the requester's state of it, 120 + 20 bytes), a
+// receive queue entry (24 bytes) and a CQ entry (48 bytes): ib_write_bw at tx_depth 1, 128 and 16384 fits 188 bytes
+// per send entry and 72 per receive entry, each with its CQ entry.
 constexpr double send_slot_bytes = 140;
 constexpr double recv_slot_bytes = 24;
 constexpr double cq_entry_bytes = 48;
@@ -131,9 +131,10 @@ MemoryEstimate estimate_fabric(const Scenario& scenario) {
     } else {
       e.add(name + ": " + count_text(p.programs) + " programs", p.programs_pointer, program_bytes(p.programs));
       e.add(name + ": " + count_text(p.qps) + " QPs", p.qps_pointer, static_cast<double>(p.qps) * qp_bytes);
-      e.add(name + ": " + count_text(p.send_slots) + " send and " + count_text(p.recv_slots) + " receive queue entries",
+      const std::uint64_t send_slots = p.send_slots_held != 0 ? p.send_slots_held : p.send_slots;
+      e.add(name + ": " + count_text(send_slots) + " send and " + count_text(p.recv_slots) + " receive queue entries",
             p.slots_pointer,
-            static_cast<double>(p.send_slots) * send_slot_bytes + static_cast<double>(p.recv_slots) * recv_slot_bytes +
+            static_cast<double>(send_slots) * send_slot_bytes + static_cast<double>(p.recv_slots) * recv_slot_bytes +
                 static_cast<double>(p.cq_entries) * cq_entry_bytes);
     }
     e.add(name + ": " + count_text(p.messages) + " planned messages", p.messages_pointer,
