@@ -85,7 +85,6 @@ struct QpCounters {
   std::uint64_t messages_received = 0, bytes_received = 0, packets_received = 0;
   std::uint64_t retransmitted_packets = 0, timeouts = 0, sequence_naks_received = 0, rnr_naks_received = 0;
   std::uint64_t rnr_naks_sent = 0, sequence_naks_sent = 0, duplicates_received = 0, dropped = 0;
-  std::uint32_t peak_reads_outstanding = 0; ///< most READs/atomics in flight at once as initiator
   /// RC SEND and WRITE work requests: posted, completed successfully, completed in error (flushes included).
   /// The responder's rc_messages_accepted must lie between completed and posted (exactly-once).
   std::uint64_t rc_requests_posted = 0, rc_requests_completed = 0, rc_requests_failed = 0;
@@ -97,6 +96,7 @@ struct QpCounters {
   /// at once.
   std::uint64_t packets_out_of_order = 0;
   std::uint32_t reorder_depth_max = 0;
+  std::uint32_t peak_reads_outstanding = 0; ///< most READs/atomics in flight at once as initiator
   /// Congestion control (IBA A10): requests that came marked FECN, and BECNs (ACK or CNP) that came back for it.
   std::uint64_t fecn_received = 0, becn_received = 0;
 };

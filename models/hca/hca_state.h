@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/hca/atomic_unit.h"
@@ -105,10 +106,10 @@ struct ReorderHold {
 };
 
 /// The requester's transport state (IBA vol 1 §9.7, the requester's side) and its place in the send pipeline.
+/// Small fields are grouped against padding: a run may hold a million of these (docs/performance.md).
 struct RequesterState {
   std::uint32_t processing = 0;     ///< WQEs handed to the send engines
   std::uint32_t processed = 0;      ///< WQEs the send engines have finished with
-  bool on_engine = false;           ///< one of them is being processed now
   sim::SequenceRing<WqeState> wqes; ///< by WQE index, beside SendQueue::slots
   std::uint32_t cursor_wqe = 0;     ///< next request packet: its WQE ...
   std::uint32_t cursor_packet = 0;  ///< ... and its packet within the message
@@ -117,41 +118,42 @@ struct RequesterState {
   std::uint32_t acked_psn = 0;         ///< last PSN acknowledged
   std::uint32_t uncompleted = 0;       ///< WQEs before this one have completed
   std::uint32_t reads_outstanding = 0; ///< READ/atomic requests sent and not answered
-  std::uint8_t retries_left = 7, rnr_retries_left = 7;
-  sim::Time retry_deadline = sim::Time::max();
-  bool retry_timer_pending = false;
-  bool rnr_waiting = false;
   std::uint32_t rnr_resume_psn = 0;
   std::uint32_t tx_generation = 0; ///< bumped on rewind: packets built before are discarded unsent
-  sim::Time tx_busy;               ///< its last work item on the send engines ends here
-  bool active = false;             ///< in its port's builder ring
-  CcFlow cc;                       ///< congestion control per QP
-  bool cc_held = false;            ///< out of the builder ring until its congestion control flow's wake
-  ReorderHold early_responses;     ///< QpCaps::out_of_order: READ responses ahead of a missing one
+  std::uint8_t retries_left = 7, rnr_retries_left = 7;
+  bool on_engine = false; ///< one of its WQEs is being processed on the send engines now
+  bool retry_timer_pending = false;
+  bool rnr_waiting = false;
+  bool active = false;  ///< in its port's builder ring
+  bool cc_held = false; ///< out of the builder ring until its congestion control flow's wake
+  sim::Time retry_deadline = sim::Time::max();
+  sim::Time tx_busy;           ///< its last work item on the send engines ends here
+  std::unique_ptr<CcFlow> cc;  ///< congestion control per QP, made when first needed (Transmitter::cc_flow)
+  ReorderHold early_responses; ///< QpCaps::out_of_order: READ responses ahead of a missing one
 };
 
 /// The responder's state (IBA vol 1 §9.7, the responder's side): PSN checks, the message being placed, the RECV
-/// WQEs its messages claimed, and the READs and atomics it serves.
+/// WQEs its messages claimed, and the READs and atomics it serves. Small fields grouped, as in RequesterState.
 struct ResponderState {
   std::uint32_t expected_psn = 0;
   std::uint32_t msn = 0;
+  std::uint32_t rq = 0;         ///< its receive queue (ReceiveQueues): its own or an SRQ
+  std::uint32_t recv_index = 0; ///< the RECV WQE the current message is placed into, if recv_in_use
+  std::uint32_t message_offset = 0;
+  std::uint32_t write_length = 0;
+  std::uint32_t busy = 0; ///< READs and atomics being served
+  std::uint32_t atomic_results_next = 0;
   bool nak_sent = false;
-  std::uint32_t rq = 0;                 ///< its receive queue (ReceiveQueues): its own or an SRQ
+  bool in_message = false;     ///< a multi-packet SEND or WRITE is being received
+  bool message_failed = false; ///< UC: the current message lost a packet; drop until FIRST/ONLY
+  bool recv_in_use = false;    ///< the current message uses a RECV WQE (a SEND between its first and last packet)
+  std::uint64_t write_address = 0;
+  sim::Time rx_busy;                    ///< its last packet on the receive engines is checked here
   sim::Ring<std::uint32_t> claims;      ///< RECV WQE indices its accepted messages claimed, not yet placed
   sim::Ring<link::PacketHandle> parked; ///< received packets waiting for their RECV WQE
-  bool in_message = false;              ///< a multi-packet SEND or WRITE is being received
-  bool message_failed = false;          ///< UC: the current message lost a packet; drop until FIRST/ONLY
-  std::uint32_t recv_index = 0;         ///< the RECV WQE the current message is placed into ...
-  bool recv_in_use = false;             ///< ... if it uses one (a SEND between its first and last packet)
-  std::uint32_t message_offset = 0;
-  std::uint64_t write_address = 0;
-  std::uint32_t write_length = 0;
   sim::Ring<ReadJob> read_jobs;
-  std::uint32_t busy = 0;                   ///< READs and atomics being served
   std::vector<AtomicResult> atomic_results; ///< the last max_qp_dest_rd_atom atomics' results; empty until the first
-  std::uint32_t atomic_results_next = 0;
-  sim::Time rx_busy; ///< its last packet on the receive engines is checked here
-  ReorderHold early; ///< QpCaps::out_of_order: requests ahead of expected_psn
+  ReorderHold early;                        ///< QpCaps::out_of_order: requests ahead of expected_psn
 };
 
 /// A QP: what the driver set up, its send queue, and the adapter's requester and responder state for it.

@@ -268,7 +268,11 @@ void Transmitter::on_tx_done(sim::Simulator& sim, PortState& port) {
 // ---- Congestion control (IBA A10): the injection delay of throttled flows, applied where packets are built.
 
 CcFlow& Transmitter::cc_flow(Qp& qp, std::uint8_t sl) {
-  return core_.cc.setting.per_sl ? ports_[qp.attr.port - 1u].sl_flows[sl & 15u].flow : qp.req.cc;
+  if (core_.cc.setting.per_sl)
+    return ports_[qp.attr.port - 1u].sl_flows[sl & 15u].flow;
+  if (!qp.req.cc) // most QPs of most runs never need one
+    qp.req.cc = std::make_unique<CcFlow>();
+  return *qp.req.cc;
 }
 
 bool Transmitter::cc_admit(sim::Simulator& sim, PortState& port, Qp& qp) {
@@ -352,11 +356,11 @@ void Transmitter::schedule_cc_wake(sim::Simulator& sim, PortState& port, std::ui
 
 void Transmitter::on_cc_wake(sim::Simulator& sim, std::uint32_t qp_index, std::uint32_t generation) {
   Qp& qp = core_.qps[qp_index];
-  if (generation != qp.req.cc.wake_generation) { // a later hold replaced it
+  if (generation != qp.req.cc->wake_generation) { // a later hold replaced it (the wake came through cc_flow)
     sim.mark_stale();
     return;
   }
-  qp.req.cc.wake_at = sim::Time::max();
+  qp.req.cc->wake_at = sim::Time::max();
   qp.req.cc_held = false;
   activate(sim, qp);
 }

@@ -28,8 +28,8 @@ constexpr double switch_port_bytes = 3.6 * 1024;
 // An entry of a switch's linear forwarding table, one per LID (std::uint8_t).
 constexpr double lft_entry_bytes = 1;
 // A QP (its state, rings, receive queue and the workload's rendezvous entry): all_to_all of 256, 512 and 1,024 hosts
-// (65,280 to 1,047,552 QPs: 1,200 to 1,470 bytes each beside the other items here, the larger for fewer QPs).
-constexpr double qp_bytes = 1400;
+// (65,280 to 1,047,552 QPs: 1,110 to 1,380 bytes each beside the other items here, the larger for fewer QPs).
+constexpr double qp_bytes = 1300;
 // host_model "fabric": a connection of an endpoint (80 B), its ring of posted messages, the pattern's (peer, QPN)
 // entry (estimate, from the structures' sizes).
 constexpr double endpoint_connection_bytes = 192;

@@ -788,7 +788,7 @@ TEST_CASE("cli: every shipped scenario fits the default memory budget (the machi
     CHECK(r.exit_code == 0);
     CHECK(r.err.empty());
   }
-  // The 1,024-host benchmark needs 1.75 GiB (measured, docs/performance.md), estimated 2.0: refused under 1.5 GiB,
+  // The 1,024-host benchmark needs 1.65 GiB (measured, docs/performance.md), estimated 1.9: refused under 1.5 GiB,
   // accepted under 3.
   const std::string bench = source_path("scenarios/bench/all_to_all_1024.json");
   CHECK(run_cli({"validate", bench, "--max-memory", "1536M"}).exit_code == 2);
