@@ -268,10 +268,13 @@ void Requester::build_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
 void Requester::on_request_sent(sim::Simulator& sim, Qp& qp, const TxEntry& entry) {
   if (qp.type != verbs::QpType::rc)
     return;
+  // From the packet alone: a retransmission that waited in the port queue while the first copy's ACK came back
+  // leaves after its WQE has completed, and the WQE's slot may hold a newer one by then (sim::SequenceRing).
   const link::Packet& p = core_.wire.packets[entry.packet];
-  const WqeState& w = qp.req.wqes[entry.wqe_index];
-  const WrOpcode op = qp.sq.slots[entry.wqe_index].wr.opcode;
-  const std::uint32_t last_psn = op == WrOpcode::rdma_read ? psn_add(p.psn, w.psn_count - 1) : p.psn;
+  const std::uint32_t last_psn =
+      p.opcode == link::Opcode::rdma_read_request
+          ? psn_add(p.psn, packets_of(core_.headers_of(entry.packet).dma_length, qp.mtu) - 1) // its responses' PSNs
+          : p.psn;
   if (psn_diff(last_psn, qp.req.highest_sent_psn) > 0)
     qp.req.highest_sent_psn = last_psn;
   if (qp.req.retry_deadline == sim::Time::max())
