@@ -114,8 +114,13 @@ void Hca::release_queue_pairs() {
   std::deque<Qp>().swap(qps_); // the Core's reference stays valid: the same deque, emptied
   stages_->recv.release();
 }
-const QpCounters& Hca::qp_counters(std::uint32_t qpn) const {
-  return qp_by_qpn(qpn).counters;
+QpCounters Hca::qp_counters(std::uint32_t qpn) const {
+  const Qp& qp = qp_by_qpn(qpn);
+  QpCounters c;
+  static_cast<QpTrafficCounters&>(c) = qp.counters;
+  if (qp.rare_state)
+    static_cast<QpEventCounters&>(c) = qp.rare_state->counters;
+  return c;
 }
 
 std::vector<RcConnection> Hca::rc_connections() const {
@@ -131,31 +136,34 @@ QpCounters Hca::totals() const {
     return *released_totals_;
   QpCounters t;
   for (const Qp& qp : qps_) {
-    const QpCounters& c = qp.counters;
+    const QpTrafficCounters& c = qp.counters;
     t.messages_sent += c.messages_sent;
     t.bytes_sent += c.bytes_sent;
     t.packets_sent += c.packets_sent;
     t.messages_received += c.messages_received;
     t.bytes_received += c.bytes_received;
     t.packets_received += c.packets_received;
-    t.retransmitted_packets += c.retransmitted_packets;
-    t.timeouts += c.timeouts;
-    t.sequence_naks_received += c.sequence_naks_received;
-    t.rnr_naks_received += c.rnr_naks_received;
-    t.rnr_naks_sent += c.rnr_naks_sent;
-    t.sequence_naks_sent += c.sequence_naks_sent;
-    t.duplicates_received += c.duplicates_received;
-    t.dropped += c.dropped;
-    t.peak_reads_outstanding = std::max(t.peak_reads_outstanding, c.peak_reads_outstanding);
     t.rc_requests_posted += c.rc_requests_posted;
     t.rc_requests_completed += c.rc_requests_completed;
-    t.rc_requests_failed += c.rc_requests_failed;
     t.rc_messages_accepted += c.rc_messages_accepted;
-    t.error_completions += c.error_completions;
-    t.packets_out_of_order += c.packets_out_of_order;
-    t.reorder_depth_max = std::max(t.reorder_depth_max, c.reorder_depth_max);
-    t.fecn_received += c.fecn_received;
-    t.becn_received += c.becn_received;
+    if (!qp.rare_state)
+      continue;
+    const QpEventCounters& e = qp.rare_state->counters;
+    t.retransmitted_packets += e.retransmitted_packets;
+    t.timeouts += e.timeouts;
+    t.sequence_naks_received += e.sequence_naks_received;
+    t.rnr_naks_received += e.rnr_naks_received;
+    t.rnr_naks_sent += e.rnr_naks_sent;
+    t.sequence_naks_sent += e.sequence_naks_sent;
+    t.duplicates_received += e.duplicates_received;
+    t.dropped += e.dropped;
+    t.peak_reads_outstanding = std::max(t.peak_reads_outstanding, e.peak_reads_outstanding);
+    t.rc_requests_failed += e.rc_requests_failed;
+    t.error_completions += e.error_completions;
+    t.packets_out_of_order += e.packets_out_of_order;
+    t.reorder_depth_max = std::max(t.reorder_depth_max, e.reorder_depth_max);
+    t.fecn_received += e.fecn_received;
+    t.becn_received += e.becn_received;
   }
   return t;
 }
@@ -375,7 +383,7 @@ std::string Hca::check_quiescent(bool peers_failed) const {
              " send work requests never completed";
     if (!qp.resp.parked.empty())
       return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
-    if (!peers_failed && (!qp.resp.early.empty() || !qp.req.early_responses.empty()))
+    if (!peers_failed && qp.holds_early())
       return "QP " + std::to_string(qp.qpn) + ": packets held out of order, the gap before them never closed";
     if (stages_->contexts.loading(qp.index) || !qp.rx_waiting.empty())
       return "QP " + std::to_string(qp.qpn) + ": still waiting for its context";

@@ -79,19 +79,25 @@ sim::Time rnr_timer_duration(std::uint8_t encoded);
 /// rounded up to basic blocks.
 std::uint32_t send_wqe_bytes(verbs::QpType type, const verbs::SendWr& wr, std::uint32_t basic_block_bytes);
 
-/// Counters of one QP. PCIe transactions are counted by purpose; the bus counts their TLPs.
-struct QpCounters {
+/// Counters every busy QP moves: its traffic.
+struct QpTrafficCounters {
   std::uint64_t messages_sent = 0, bytes_sent = 0, packets_sent = 0;
   std::uint64_t messages_received = 0, bytes_received = 0, packets_received = 0;
-  std::uint64_t retransmitted_packets = 0, timeouts = 0, sequence_naks_received = 0, rnr_naks_received = 0;
-  std::uint64_t rnr_naks_sent = 0, sequence_naks_sent = 0, duplicates_received = 0, dropped = 0;
-  /// RC SEND and WRITE work requests: posted, completed successfully, completed in error (flushes included).
+  /// RC SEND and WRITE work requests: posted, and completed successfully (QpEventCounters: in error).
   /// The responder's rc_messages_accepted must lie between completed and posted (exactly-once).
-  std::uint64_t rc_requests_posted = 0, rc_requests_completed = 0, rc_requests_failed = 0;
+  std::uint64_t rc_requests_posted = 0, rc_requests_completed = 0;
   /// As responder: RC messages accepted in PSN order (each one MSN, acknowledged from then on); they are
   /// delivered (messages_received) once their payload is placed.
   std::uint64_t rc_messages_accepted = 0;
-  std::uint64_t error_completions = 0; ///< send and receive work requests completed in error
+};
+
+/// Counters of what most QPs never see: loss and recovery, errors, reordering, READs, congestion marks. The model
+/// keeps them apart from the traffic counters, made on first use (docs/models/hca.md, "Memory per QP").
+struct QpEventCounters {
+  std::uint64_t retransmitted_packets = 0, timeouts = 0, sequence_naks_received = 0, rnr_naks_received = 0;
+  std::uint64_t rnr_naks_sent = 0, sequence_naks_sent = 0, duplicates_received = 0, dropped = 0;
+  std::uint64_t rc_requests_failed = 0; ///< RC SEND and WRITE work requests completed in error (flushes included)
+  std::uint64_t error_completions = 0;  ///< send and receive work requests completed in error
   /// QpCaps::out_of_order: packets taken ahead of a missing PSN (requests, or READ responses), and the most held
   /// at once.
   std::uint64_t packets_out_of_order = 0;
@@ -100,6 +106,9 @@ struct QpCounters {
   /// Congestion control (IBA A10): requests that came marked FECN, and BECNs (ACK or CNP) that came back for it.
   std::uint64_t fecn_received = 0, becn_received = 0;
 };
+
+/// Counters of one QP. PCIe transactions are counted by purpose; the bus counts their TLPs.
+struct QpCounters : QpTrafficCounters, QpEventCounters {};
 
 /// An RC QP's connection: its QPN and where its requests go.
 struct RcConnection {
@@ -222,7 +231,7 @@ public:
   void trace_program(const sim::Simulator& sim, std::uint32_t qpn, std::string_view what, const std::string& args);
   /// A tracer is set: trace_program() may record (callers skip building its arguments otherwise).
   bool traces_programs() const { return tracer_ != nullptr; }
-  const QpCounters& qp_counters(std::uint32_t qpn) const;
+  QpCounters qp_counters(std::uint32_t qpn) const;
   /// The counters of all its QPs added up (peak_reads_outstanding: the largest).
   QpCounters totals() const;
   const PcieCounters& pcie_counters() const { return pcie_; }

@@ -127,9 +127,8 @@ struct RequesterState {
   bool active = false;  ///< in its port's builder ring
   bool cc_held = false; ///< out of the builder ring until its congestion control flow's wake
   sim::Time retry_deadline = sim::Time::max();
-  sim::Time tx_busy;           ///< its last work item on the send engines ends here
-  std::unique_ptr<CcFlow> cc;  ///< congestion control per QP, made when first needed (Transmitter::cc_flow)
-  ReorderHold early_responses; ///< QpCaps::out_of_order: READ responses ahead of a missing one
+  sim::Time tx_busy;          ///< its last work item on the send engines ends here
+  std::unique_ptr<CcFlow> cc; ///< congestion control per QP, made when first needed (Transmitter::cc_flow)
 };
 
 /// The responder's state (IBA vol 1 §9.7, the responder's side): PSN checks, the message being placed, the RECV
@@ -142,7 +141,6 @@ struct ResponderState {
   std::uint32_t message_offset = 0;
   std::uint32_t write_length = 0;
   std::uint32_t busy = 0; ///< READs and atomics being served
-  std::uint32_t atomic_results_next = 0;
   bool nak_sent = false;
   bool in_message = false;     ///< a multi-packet SEND or WRITE is being received
   bool message_failed = false; ///< UC: the current message lost a packet; drop until FIRST/ONLY
@@ -151,9 +149,18 @@ struct ResponderState {
   sim::Time rx_busy;                    ///< its last packet on the receive engines is checked here
   sim::Ring<std::uint32_t> claims;      ///< RECV WQE indices its accepted messages claimed, not yet placed
   sim::Ring<link::PacketHandle> parked; ///< received packets waiting for their RECV WQE
-  sim::Ring<ReadJob> read_jobs;
-  std::vector<AtomicResult> atomic_results; ///< the last max_qp_dest_rd_atom atomics' results; empty until the first
-  ReorderHold early;                        ///< QpCaps::out_of_order: requests ahead of expected_psn
+};
+
+/// What a QP needs only once something most QPs never see happens to it: loss, an error, a packet out of order, a
+/// READ or atomic to serve, a congestion mark. Made on first need (Qp::rare), so that a run's million quiet QPs
+/// do not carry it (docs/models/hca.md, "Memory per QP").
+struct QpRare {
+  QpEventCounters counters;
+  ReorderHold early;                        ///< responder, QpCaps::out_of_order: requests ahead of expected_psn
+  ReorderHold early_responses;              ///< requester, QpCaps::out_of_order: READ responses ahead of a missing one
+  sim::Ring<ReadJob> read_jobs;             ///< responder: READs being answered
+  std::vector<AtomicResult> atomic_results; ///< responder: the last max_qp_dest_rd_atom atomics' results
+  std::uint32_t atomic_results_next = 0;
 };
 
 /// A QP: what the driver set up, its send queue, and the adapter's requester and responder state for it.
@@ -175,7 +182,19 @@ struct Qp {
   std::uint32_t wqes_waiting = 0;           ///< WQEs fetched, not yet handed to the send engines
   sim::Ring<link::PacketHandle> rx_waiting; ///< packets arrived
 
-  QpCounters counters;
+  QpTrafficCounters counters;
+  std::unique_ptr<QpRare> rare_state; ///< null until rare() is first called
+
+  /// Its rare state, made now if it has none (QpRare).
+  QpRare& rare() {
+    if (!rare_state) [[unlikely]]
+      rare_state = std::make_unique<QpRare>();
+    return *rare_state;
+  }
+  /// Packets held out of order, as responder or requester.
+  bool holds_early() const {
+    return rare_state && (!rare_state->early.empty() || !rare_state->early_responses.empty());
+  }
 };
 
 struct DmaOp {

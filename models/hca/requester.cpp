@@ -247,14 +247,15 @@ void Requester::build_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   tx_.queue(sim, port, th, wr.local_address + std::uint64_t{i} * qp.mtu);
 
   if (retransmission)
-    ++qp.counters.retransmitted_packets;
+    ++qp.rare().counters.retransmitted_packets;
   if (i == 0) {
     ++qp.counters.messages_sent;
     qp.counters.bytes_sent += wr.length_bytes;
   }
   if (is_read_like(wr.opcode)) {
     ++qp.req.reads_outstanding;
-    qp.counters.peak_reads_outstanding = std::max(qp.counters.peak_reads_outstanding, qp.req.reads_outstanding);
+    std::uint32_t& peak = qp.rare().counters.peak_reads_outstanding;
+    peak = std::max(peak, qp.req.reads_outstanding);
     w.counted_read = true;
     w.responses_in = 0;
   }
@@ -316,7 +317,7 @@ void Requester::on_retry_timer(sim::Simulator& sim, Qp& qp) {
   qp.req.retry_deadline = sim::Time::max();
   if (psn_diff(qp.req.highest_sent_psn, qp.req.acked_psn) <= 0 || qp.req.rnr_waiting)
     return;
-  ++qp.counters.timeouts;
+  ++qp.rare().counters.timeouts;
   if (qp.req.retries_left == 0) {
     fail_qp(sim, qp, verbs::WcStatus::retry_exc_err);
     return;
@@ -366,9 +367,11 @@ void Requester::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
 }
 
 void Requester::drop_early_responses(sim::Simulator& sim, Qp& qp) {
-  for (const ReorderHold::Held& h : qp.req.early_responses.packets)
+  if (!qp.rare_state)
+    return;
+  for (const ReorderHold::Held& h : qp.rare_state->early_responses.packets)
     responder_.consume_packet(sim, h.packet);
-  qp.req.early_responses.packets.clear();
+  qp.rare_state->early_responses.packets.clear();
 }
 
 void Requester::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& packet, const TransportHeaders& h) {
@@ -381,12 +384,12 @@ void Requester::on_acknowledge(sim::Simulator& sim, Qp& qp, const link::Packet& 
     acknowledge_upto(sim, qp, packet.psn);
     return;
   case Aeth::nak_sequence:
-    ++qp.counters.sequence_naks_received;
+    ++qp.rare().counters.sequence_naks_received;
     acknowledge_upto(sim, qp, psn_add(packet.psn, psn_mask));
     rewind(sim, qp, packet.psn);
     return;
   case Aeth::rnr_nak:
-    ++qp.counters.rnr_naks_received;
+    ++qp.rare().counters.rnr_naks_received;
     acknowledge_upto(sim, qp, psn_add(packet.psn, psn_mask));
     if (qp.attr.rnr_retry != 7) {
       if (qp.req.rnr_retries_left == 0) {
@@ -417,7 +420,7 @@ void Requester::on_becn(sim::Simulator& sim, Qp& qp, std::uint8_t sl) {
   if (!cc.setting.applies_to(sl))
     return;
   ++cc.counters.becn_received;
-  ++qp.counters.becn_received;
+  ++qp.rare().counters.becn_received;
   CcFlow& flow = tx_.cc_flow(qp, sl);
   const std::uint16_t index = flow.ccti.on_becn(sim.now(), cc.setting);
   if (cc.tracer != nullptr)
@@ -485,8 +488,10 @@ std::int32_t Requester::response_gap(const Qp& qp, std::uint32_t k, std::uint32_
 
 void Requester::on_read_response(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   take_response(sim, qp, handle);
+  if (!qp.rare_state)
+    return;
   // QpCaps::out_of_order: the responses held ahead of a gap that are now in sequence, until none is.
-  ReorderHold& hold = qp.req.early_responses;
+  ReorderHold& hold = qp.rare_state->early_responses;
   for (bool progress = true; progress && !hold.empty();) {
     progress = false;
     for (std::size_t i = 0; i < hold.packets.size(); ++i) {
@@ -510,7 +515,7 @@ void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle ha
   }
   const std::uint32_t k = read_wqe_of(qp, p.psn);
   if (k == no_wqe) {
-    ++qp.counters.duplicates_received; // an answer to a request given up on, or a duplicate
+    ++qp.rare().counters.duplicates_received; // an answer to a request given up on, or a duplicate
     responder_.consume_packet(sim, handle);
     return;
   }
@@ -518,9 +523,9 @@ void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle ha
   const verbs::SendWr& wr = qp.sq.slots[k].wr;
   if (const std::int32_t ahead = response_gap(qp, k, p.psn); ahead != 0) {
     if (ahead > 0 && qp.caps.out_of_order &&
-        responder_.hold_early(sim, qp, qp.req.early_responses, ahead, handle) != Responder::Early::beyond_window)
-      return;              // placed once the responses before it are in
-    ++qp.counters.dropped; // a gap: the timer asks again
+        responder_.hold_early(sim, qp, qp.rare().early_responses, ahead, handle) != Responder::Early::beyond_window)
+      return;                     // placed once the responses before it are in
+    ++qp.rare().counters.dropped; // a gap: the timer asks again
     responder_.consume_packet(sim, handle);
     return;
   }
@@ -622,9 +627,9 @@ void Requester::fail_qp(sim::Simulator& sim, Qp& qp, verbs::WcStatus status) {
     wc.opcode = completion_opcode(wr.opcode);
     wc.qp_num = qp.qpn;
     completions_.write(sim, qp.send_cq, wc, qp.index, k, true);
-    ++qp.counters.error_completions;
+    ++qp.rare().counters.error_completions;
     if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode))
-      ++qp.counters.rc_requests_failed;
+      ++qp.rare().counters.rc_requests_failed;
     first = false;
   }
   qp.req.uncompleted = qp.sq.posted;

@@ -130,7 +130,7 @@ Responder::Early Responder::hold_early(sim::Simulator& sim, Qp& qp, ReorderHold&
   auto at = std::find_if(hold.packets.begin(), hold.packets.end(),
                          [&](const ReorderHold::Held& h) { return psn_diff(h.psn, p.psn) >= 0; });
   if (at != hold.packets.end() && at->psn == p.psn) { // a retransmission of one held
-    ++qp.counters.duplicates_received;
+    ++qp.rare().counters.duplicates_received;
     consume_packet(sim, handle);
     return Early::duplicate;
   }
@@ -139,14 +139,14 @@ Responder::Early Responder::hold_early(sim::Simulator& sim, Qp& qp, ReorderHold&
   tx_.port(p.in_port - 1u).port.release(sim, p.vl, p.wire_bytes);
   p.buffer_released = true;
   hold.packets.insert(at, {p.psn, handle});
-  ++qp.counters.packets_out_of_order;
-  qp.counters.reorder_depth_max =
-      std::max(qp.counters.reorder_depth_max, static_cast<std::uint32_t>(hold.packets.size()));
+  ++qp.rare().counters.packets_out_of_order;
+  qp.rare().counters.reorder_depth_max =
+      std::max(qp.rare().counters.reorder_depth_max, static_cast<std::uint32_t>(hold.packets.size()));
   return Early::kept;
 }
 
 void Responder::take_early_requests(sim::Simulator& sim, Qp& qp) {
-  ReorderHold& hold = qp.resp.early;
+  ReorderHold& hold = qp.rare_state->early;
   while (!hold.empty() && qp.state != verbs::QpState::error) {
     const ReorderHold::Held next = hold.packets.front();
     if (psn_diff(next.psn, qp.resp.expected_psn) > 0)
@@ -161,7 +161,7 @@ void Responder::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) 
   Qp* qp = core_.find_qp(p.dest_qpn);
   if (qp == nullptr || qp->state == verbs::QpState::reset || qp->state == verbs::QpState::init) {
     if (qp != nullptr)
-      ++qp->counters.dropped;
+      ++qp->rare().counters.dropped;
     consume_packet(sim, handle);
     return;
   }
@@ -180,12 +180,12 @@ void Responder::on_rx_processed(sim::Simulator& sim, link::PacketHandle handle) 
     return;
   }
   if (qp->state == verbs::QpState::error) {
-    ++qp->counters.dropped;
+    ++qp->rare().counters.dropped;
     consume_packet(sim, handle);
     return;
   }
   respond(sim, *qp, handle);
-  if (!qp->resp.early.empty()) [[unlikely]]
+  if (qp->rare_state && !qp->rare_state->early.empty()) [[unlikely]]
     take_early_requests(sim, *qp);
 }
 
@@ -199,7 +199,7 @@ void Responder::respond(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) 
   // carries BECN, or an ACK of what is in order so far if it gets none; UC and UD, which have no ACKs: a CNP to
   // the source QP (a datagram's from its DETH).
   ++core_.cc.counters.fecn_received;
-  ++qp.counters.fecn_received;
+  ++qp.rare().counters.fecn_received;
   if (qp.type != verbs::QpType::rc) {
     const bool ud = qp.type == verbs::QpType::ud;
     const std::uint16_t dlid = ud ? p.slid : qp.attr.dest_lid;
@@ -230,7 +230,7 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
 
   if (qp.type == verbs::QpType::ud) {
     if (!claim_recv(sim, qp)) { // no RECV: the datagram is silently dropped
-      ++qp.counters.dropped;
+      ++qp.rare().counters.dropped;
       consume_packet(sim, handle);
       return;
     }
@@ -244,14 +244,14 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
     if (p.psn != qp.resp.expected_psn) {
       qp.resp.message_failed = true;
       if (!starts_message(op)) {
-        ++qp.counters.dropped;
+        ++qp.rare().counters.dropped;
         qp.resp.expected_psn = psn_add(p.psn, 1);
         consume_packet(sim, handle);
         return;
       }
     }
     if (!starts_message(op) && qp.resp.message_failed) {
-      ++qp.counters.dropped;
+      ++qp.rare().counters.dropped;
       qp.resp.expected_psn = psn_add(p.psn, 1);
       consume_packet(sim, handle);
       return;
@@ -266,11 +266,11 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
   } else {
     const std::int32_t d = psn_diff(p.psn, qp.resp.expected_psn);
     if (d < 0) { // duplicate: answered again, never executed again
-      ++qp.counters.duplicates_received;
+      ++qp.rare().counters.duplicates_received;
       if (op == Opcode::rdma_read_request) {
         start_read_response(sim, qp, p, core_.headers_of(handle));
       } else if (op == Opcode::compare_swap || op == Opcode::fetch_add) {
-        for (const AtomicResult& r : qp.resp.atomic_results) {
+        for (const AtomicResult& r : qp.rare().atomic_results) {
           if (r.valid && r.psn == p.psn) {
             const link::PacketHandle ack = tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::atomic_acknowledge,
                                                           0, p.psn, qp.attr.dest_qpn);
@@ -287,7 +287,7 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
       return;
     }
     if (d > 0 && qp.caps.out_of_order) {
-      const Early early = hold_early(sim, qp, qp.resp.early, d, handle);
+      const Early early = hold_early(sim, qp, qp.rare().early, d, handle);
       if (early == Early::kept)
         --qp.counters.packets_received; // counted when taken, in sequence
       if (early != Early::beyond_window)
@@ -296,10 +296,10 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
     if (d > 0) { // a gap: one NAK, then silence until the missing PSN comes
       if (!qp.resp.nak_sent) {
         qp.resp.nak_sent = true;
-        ++qp.counters.sequence_naks_sent;
+        ++qp.rare().counters.sequence_naks_sent;
         send_ack(sim, qp, Aeth::nak_sequence, qp.resp.expected_psn);
       }
-      ++qp.counters.dropped;
+      ++qp.rare().counters.dropped;
       consume_packet(sim, handle);
       return;
     }
@@ -327,7 +327,7 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
   if (claims_recv(op) && !claim_recv(sim, qp)) {
     if (qp.type == verbs::QpType::rc) {
       // Every retry that still finds no RECV is NAKed again; the rest of its message is dropped silently.
-      ++qp.counters.rnr_naks_sent;
+      ++qp.rare().counters.rnr_naks_sent;
       const link::PacketHandle nak =
           tx_.new_packet(qp, qp.attr.dest_lid, qp.attr.sl, Opcode::acknowledge, 0, p.psn, qp.attr.dest_qpn);
       core_.headers_of(nak).syndrome = static_cast<std::uint8_t>(Aeth::rnr_nak);
@@ -339,7 +339,7 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
       qp.resp.message_failed = true;
       qp.resp.expected_psn = psn_add(p.psn, 1);
     }
-    ++qp.counters.dropped;
+    ++qp.rare().counters.dropped;
     consume_packet(sim, handle);
     return;
   }
@@ -431,7 +431,7 @@ void Responder::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle 
         requester_.fail_qp(sim, qp, verbs::WcStatus::wr_flush_err);
         return;
       }
-      ++qp.counters.dropped;
+      ++qp.rare().counters.dropped;
       consume_packet(sim, handle);
       return;
     }
@@ -517,17 +517,18 @@ void Responder::start_read_response(sim::Simulator& sim, Qp& qp, const link::Pac
   job.length = h.dma_length;
   job.packets = h.dma_length == 0 ? 1 : (h.dma_length + qp.mtu - 1) / qp.mtu;
   job.next_packet = 0;
-  qp.resp.read_jobs.push_back(job);
+  qp.rare().read_jobs.push_back(job);
   ++qp.resp.busy;
   tx_.activate(sim, qp);
 }
 
 bool Responder::can_build(const Qp& qp) const {
-  return !qp.resp.read_jobs.empty() && qp.state != verbs::QpState::error;
+  return qp.rare_state && !qp.rare_state->read_jobs.empty() && qp.state != verbs::QpState::error;
 }
 
 void Responder::build_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
-  ReadJob& job = qp.resp.read_jobs.front();
+  sim::Ring<ReadJob>& jobs = qp.rare_state->read_jobs; // can_build
+  ReadJob& job = jobs.front();
   const std::uint32_t i = job.next_packet;
   const std::uint32_t payload = std::min(qp.mtu, job.length - i * qp.mtu);
   const Opcode opcode = job.packets == 1       ? Opcode::rdma_read_response_only
@@ -556,7 +557,7 @@ void Responder::build_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   entry.payload_in = payload == 0;
   tx_.queue(sim, port, th, job.address + std::uint64_t{i} * qp.mtu);
   if (++job.next_packet == job.packets) {
-    qp.resp.read_jobs.pop_front();
+    jobs.pop_front();
     --qp.resp.busy;
   }
 }
@@ -580,9 +581,10 @@ void Responder::on_atomic_write_done(sim::Simulator& sim, DmaHandle h) {
   const std::uint64_t original = core_.headers_of(op.packet).original;
   const std::uint32_t psn = request.psn;
   // Made on the QP's first atomic: most QPs never serve one, and with a million QPs their rings would weigh.
-  if (qp.resp.atomic_results.empty())
-    qp.resp.atomic_results.resize(std::max<std::uint32_t>(core_.params.max_qp_dest_rd_atom, 1));
-  AtomicResult& slot = qp.resp.atomic_results[qp.resp.atomic_results_next++ % qp.resp.atomic_results.size()];
+  QpRare& rare = qp.rare();
+  if (rare.atomic_results.empty())
+    rare.atomic_results.resize(std::max<std::uint32_t>(core_.params.max_qp_dest_rd_atom, 1));
+  AtomicResult& slot = rare.atomic_results[rare.atomic_results_next++ % rare.atomic_results.size()];
   slot = {psn, original, true};
   consume_packet(sim, op.packet);
   op.packet = link::PacketHandle{};
@@ -608,7 +610,7 @@ void Responder::flush(sim::Simulator& sim, Qp& qp) {
     wc.opcode = verbs::WcOpcode::recv;
     wc.qp_num = qp.qpn;
     completions_.write(sim, qp.recv_cq, wc, qp.index, k, false);
-    ++qp.counters.error_completions;
+    ++qp.rare().counters.error_completions;
   };
   if (qp.resp.in_message && qp.resp.recv_in_use)
     flush_recv(qp.resp.recv_index);
@@ -621,9 +623,11 @@ void Responder::flush(sim::Simulator& sim, Qp& qp) {
     consume_packet(sim, qp.resp.parked.front());
     qp.resp.parked.pop_front();
   }
-  for (const ReorderHold::Held& h : qp.resp.early.packets)
+  if (!qp.rare_state)
+    return;
+  for (const ReorderHold::Held& h : qp.rare_state->early.packets)
     consume_packet(sim, h.packet);
-  qp.resp.early.packets.clear();
+  qp.rare_state->early.packets.clear();
 }
 
 } // namespace ib::hca
