@@ -13,7 +13,6 @@ std::uint32_t ReceiveQueues::new_queue(std::uint32_t depth) {
   RecvQueue rq;
   rq.depth = depth;
   rq.address = core_.memory.allocate(std::uint64_t{depth} * core_.params.recv_wqe_bytes);
-  rq.ring.resize(depth);
   queues_.push_back(std::move(rq));
   return static_cast<std::uint32_t>(queues_.size() - 1);
 }
@@ -50,6 +49,8 @@ void ReceiveQueues::arm_srq_limit(std::uint32_t srq, std::uint32_t limit, sim::S
 
 verbs::PostResult ReceiveQueues::post(std::uint32_t rq_index, std::span<const verbs::RecvWr> wrs) {
   RecvQueue& rq = queues_[rq_index];
+  if (!rq.ring)
+    rq.ring = std::make_unique<verbs::RecvWr[]>(rq.depth);
   std::uint32_t posted = 0;
   for (const verbs::RecvWr& wr : wrs) {
     // The next slot must be free: an SRQ's WQEs complete in the order their QPs' messages finish.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -15,20 +16,22 @@ namespace ib::hca {
 
 /// A receive queue: its WQEs in host memory as the driver posts them, and the HCA's cache of those it has read
 /// ahead. A QP's own, or a shared one (SRQ) that its QPs take WQEs from in the order their messages are accepted.
-/// Indices count WQEs since creation; slot = index modulo depth.
+/// Indices count WQEs since creation; slot = index modulo depth. Every QP has one, and most QPs of a big run only
+/// take RDMA WRITEs: the ring is made on the first post and the fields are packed (docs/models/hca.md, "Memory per
+/// QP").
 struct RecvQueue {
-  std::uint32_t depth = 0;
   std::uint64_t address = 0;
-  std::vector<verbs::RecvWr> ring;
+  std::unique_ptr<verbs::RecvWr[]> ring; ///< `depth` entries once a WQE has been posted
+  std::uint32_t depth = 0;
   std::uint32_t posted = 0;    ///< driver: WQEs written
   std::uint32_t completed = 0; ///< driver: WQEs freed by polled completions
   // Device side.
   std::uint32_t claimed = 0;   ///< WQEs taken by accepted messages (may run ahead of fetched: a miss)
   std::uint32_t fetched = 0;   ///< WQEs read into the cache: those below are on the HCA
   std::uint32_t fetch_end = 0; ///< the read in flight brings WQEs up to here
-  bool fetching = false;
   /// A QP's own queue: that QP's index; an SRQ's: its SRQ number.
   std::uint32_t owner = 0;
+  bool fetching = false;
   bool shared = false;
 };
 
