@@ -28,8 +28,8 @@ constexpr double switch_port_bytes = 3.6 * 1024;
 // An entry of a switch's linear forwarding table, one per LID (std::uint8_t).
 constexpr double lft_entry_bytes = 1;
 // A QP (its state, rings, receive queue and the workload's rendezvous entry): all_to_all of 256, 512 and 1,024 hosts
-// (65,280 to 1,047,552 QPs: 1,110 to 1,380 bytes each beside the other items here, the larger for fewer QPs).
-constexpr double qp_bytes = 1300;
+// (65,280 to 1,047,552 QPs: 1,037, 925 and 831 bytes each beside the other items here, the larger for fewer QPs).
+constexpr double qp_bytes = 1000;
 // host_model "fabric": a connection of an endpoint (80 B), its ring of posted messages, the pattern's (peer, QPN)
 // entry (estimate, from the structures' sizes).
 constexpr double endpoint_connection_bytes = 192;
@@ -47,12 +47,12 @@ constexpr double sample_bytes = 8;
 // A pattern's per-flow record (32 bytes) and an entry of a per-host map over every host (4 bytes).
 constexpr double flow_bytes = 32;
 constexpr double peer_map_entry_bytes = 4;
-// A host program: its 256 KiB stack and SimGrid's actor. The first 4096 stacks lie in the heap's huge-page
-// reservation and cost all their pages (268 KB each for 1000 and 4000 PHOLD programs); beyond it only what is touched
-// (46 to 155 KB each for 16,000 to 31,000 programs): the worst of those.
-constexpr double program_bytes_first = 268'000;
-constexpr double program_bytes_beyond = 160'000;
-constexpr std::uint64_t programs_in_reservation = 4096;
+// A host program: its 64 KiB stack and SimGrid's actor (sim/host_runtime.cpp). The stacks that lie in the heap's 1 GiB
+// huge-page reservation cost all their pages (74.2 to 74.3 KB each for 1,000, 4,000 and 8,000 PHOLD programs), and
+// about 14,450 fit there; beyond it a stack costs only what is touched (9.0 KB each from 16,000 to 31,000 programs).
+constexpr double program_bytes_first = 74'300;
+constexpr double program_bytes_beyond = 9'100;
+constexpr std::uint64_t programs_in_reservation = 14'450;
 // PHOLD: an LP (its name, random stream and counter) and a pending event (the calendar's entry): runs of 1 to 4
 // million LPs with 1 or 16 events each, and 65,536 LPs with 1024 events each (104 bytes per event), give 110 and 133.
 constexpr double phold_lp_bytes = 110;
