@@ -262,9 +262,9 @@ HostRuntime::Outcome HostRuntime::run_engine(Time until) {
                             " programs: their threads do not fit under the memory mapping limit (" +
                             program_limit().why + ")");
   engine_ = make_program_engine();
-  std::vector<std::string> args = {"ibnetsim", "--cfg=surf/precision:1e-15",
-                                   "--cfg=contexts/factory:" + context_factory, "--cfg=contexts/stack-size:" + std::to_string(program_stack_kib),
-                                   "--log=root.thres:warning"};
+  std::vector<std::string> args = {
+      "ibnetsim", "--cfg=surf/precision:1e-15", "--cfg=contexts/factory:" + context_factory,
+      "--cfg=contexts/stack-size:" + std::to_string(program_stack_kib), "--log=root.thres:warning"};
   // Guard pages catch a program overflowing its stack, but as mappings of their own they are kept only while they
   // fit under the limit (docs/models/kernel.md).
   if (context_factory == "raw" && !stacks_fit(programs_.size()))
