@@ -165,7 +165,6 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
       break;
     }
     qp.sq.slots.make_room(qp.sq.freed, qp.sq.posted);
-    qp.req.wqes.make_room(qp.sq.freed, qp.sq.posted);
     SendSlot& slot = qp.sq.slots[qp.sq.posted];
     slot.wr = wr;
     slot.wqe_bytes = send_wqe_bytes(qp.type, wr, params_.wqe_basic_block_bytes);
@@ -173,10 +172,15 @@ verbs::PostResult Hca::post_send(sim::Simulator& sim, std::uint32_t qpn, std::sp
       qp.sq.byte_cursor = 0; // the driver pads to the ring's end with a NOP
     slot.address = qp.sq.address + qp.sq.byte_cursor;
     qp.sq.byte_cursor += slot.wqe_bytes;
-    slot.inline_bytes.clear();
-    if (wr.inline_data && memory_.keeps_contents()) {
-      slot.inline_bytes.resize(wr.length_bytes);
-      memory_.read(wr.local_address, slot.inline_bytes);
+    if (memory_.keeps_contents()) {
+      sim::SequenceRing<std::vector<std::uint8_t>>& payloads = qp.rare().inline_payloads;
+      payloads.make_room(qp.sq.freed, qp.sq.posted);
+      std::vector<std::uint8_t>& bytes = payloads[qp.sq.posted];
+      bytes.clear();
+      if (wr.inline_data) {
+        bytes.resize(wr.length_bytes);
+        memory_.read(wr.local_address, bytes);
+      }
     }
     last_wqe_bytes = slot.wqe_bytes;
     ++qp.sq.posted;

@@ -46,14 +46,6 @@ enum class Purpose : std::uint8_t {
   qp_context,     ///< read of a QP context missing from the on-chip cache
 };
 
-/// One send queue entry as the driver wrote it in host memory.
-struct SendSlot {
-  verbs::SendWr wr;
-  std::vector<std::uint8_t> inline_bytes; ///< verification mode: the data copied into the WQE at post time
-  std::uint32_t wqe_bytes = 0;
-  std::uint64_t address = 0;
-};
-
 /// The HCA's transport state of one send WQE once fetched.
 struct WqeState {
   std::uint32_t first_psn = 0;
@@ -64,6 +56,15 @@ struct WqeState {
   bool done = false;              ///< acknowledged or responded
   bool counted_read = false;      ///< a READ/atomic request of it is outstanding (counts against initiator depth)
   verbs::WcStatus status = verbs::WcStatus::success;
+};
+
+/// One send queue entry: the WQE as the driver wrote it in host memory, and the HCA's transport state of it. One
+/// allocation for both: a run may hold a million queues (docs/performance.md, "Memory of big runs").
+struct SendSlot {
+  verbs::SendWr wr;
+  std::uint64_t address = 0;
+  std::uint32_t wqe_bytes = 0;
+  WqeState wqe;
 };
 
 struct AtomicResult {
@@ -108,11 +109,10 @@ struct ReorderHold {
 /// The requester's transport state (IBA vol 1 §9.7, the requester's side) and its place in the send pipeline.
 /// Small fields are grouped against padding: a run may hold a million of these (docs/performance.md).
 struct RequesterState {
-  std::uint32_t processing = 0;     ///< WQEs handed to the send engines
-  std::uint32_t processed = 0;      ///< WQEs the send engines have finished with
-  sim::SequenceRing<WqeState> wqes; ///< by WQE index, beside SendQueue::slots
-  std::uint32_t cursor_wqe = 0;     ///< next request packet: its WQE ...
-  std::uint32_t cursor_packet = 0;  ///< ... and its packet within the message
+  std::uint32_t processing = 0;    ///< WQEs handed to the send engines
+  std::uint32_t processed = 0;     ///< WQEs the send engines have finished with
+  std::uint32_t cursor_wqe = 0;    ///< next request packet: its WQE ...
+  std::uint32_t cursor_packet = 0; ///< ... and its packet within the message
   std::uint32_t next_psn = 0;
   std::uint32_t highest_sent_psn = 0;  ///< last PSN sent (RC)
   std::uint32_t acked_psn = 0;         ///< last PSN acknowledged
@@ -161,6 +161,8 @@ struct QpRare {
   sim::Ring<ReadJob> read_jobs;             ///< responder: READs being answered
   std::vector<AtomicResult> atomic_results; ///< responder: the last max_qp_dest_rd_atom atomics' results
   std::uint32_t atomic_results_next = 0;
+  /// Verification mode: the data copied into inline WQEs at post time, by WQE index beside SendQueue::slots.
+  sim::SequenceRing<std::vector<std::uint8_t>> inline_payloads;
 };
 
 /// A QP: what the driver set up, its send queue, and the adapter's requester and responder state for it.

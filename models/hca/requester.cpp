@@ -88,7 +88,7 @@ void Requester::on_doorbell(sim::Simulator& sim, DmaHandle h) {
     qp.sq.doorbell_producer = producer;
   if (blueflame && qp.sq.fetched + 1 == producer && !qp.sq.fetching) {
     // The WQE came with the doorbell: nothing to fetch.
-    qp.req.wqes[qp.sq.fetched].blueflame = true;
+    qp.sq.slots[qp.sq.fetched].wqe.blueflame = true;
     on_wqes_fetched(sim, qp, 1);
     return;
   }
@@ -128,7 +128,7 @@ void Requester::fetch_wqes(sim::Simulator& sim, Qp& qp) {
 void Requester::on_wqes_fetched(sim::Simulator& sim, Qp& qp, std::uint32_t count) {
   qp.sq.fetching = false;
   for (std::uint32_t k = 0; k < count; ++k) {
-    WqeState& w = qp.req.wqes[(qp.sq.fetched + k)];
+    WqeState& w = qp.sq.slots[qp.sq.fetched + k].wqe;
     const bool blueflame = w.blueflame;
     w = WqeState{};
     w.blueflame = blueflame;
@@ -162,8 +162,8 @@ void Requester::on_wqe_processed(sim::Simulator& sim, Qp& qp) {
   qp.req.on_engine = false;
   if (qp.state == verbs::QpState::error || qp.req.processed == qp.req.processing)
     return;
-  const SendSlot& slot = qp.sq.slots[qp.req.processed];
-  WqeState& w = qp.req.wqes[qp.req.processed];
+  SendSlot& slot = qp.sq.slots[qp.req.processed];
+  WqeState& w = slot.wqe;
   const WrOpcode op = slot.wr.opcode;
   if (op == WrOpcode::rdma_read) {
     w.packets = 1;
@@ -193,9 +193,9 @@ bool Requester::can_build(const Qp& qp) const {
 
 void Requester::build_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   const std::uint32_t index = qp.req.cursor_wqe;
-  const SendSlot& slot = qp.sq.slots[index];
+  SendSlot& slot = qp.sq.slots[index];
   const verbs::SendWr& wr = slot.wr;
-  WqeState& w = qp.req.wqes[index];
+  WqeState& w = slot.wqe;
   const std::uint32_t i = qp.req.cursor_packet;
   if (i == 0)
     w.first_psn = qp.req.next_psn;
@@ -242,8 +242,10 @@ void Requester::build_packet(sim::Simulator& sim, PortState& port, Qp& qp) {
   entry.is_request = true;
   entry.last_of_message = last;
   entry.payload_in = payload == 0 || wr.inline_data;
-  if (payload > 0 && wr.inline_data && core_.memory.keeps_contents())
-    h.payload.assign(slot.inline_bytes.begin() + i * qp.mtu, slot.inline_bytes.begin() + i * qp.mtu + payload);
+  if (payload > 0 && wr.inline_data && core_.memory.keeps_contents()) {
+    const std::vector<std::uint8_t>& bytes = qp.rare_state->inline_payloads[index];
+    h.payload.assign(bytes.begin() + i * qp.mtu, bytes.begin() + i * qp.mtu + payload);
+  }
   tx_.queue(sim, port, th, wr.local_address + std::uint64_t{i} * qp.mtu);
 
   if (retransmission)
@@ -286,7 +288,7 @@ void Requester::on_request_left(sim::Simulator& sim, Qp& qp, const TxEntry& entr
   // UC and UD requests complete when their last packet has left.
   if (qp.type == verbs::QpType::rc || entry.generation != qp.req.tx_generation)
     return;
-  qp.req.wqes[entry.wqe_index].done = true;
+  qp.sq.slots[entry.wqe_index].wqe.done = true;
   complete_requests(sim, qp);
 }
 
@@ -339,7 +341,7 @@ void Requester::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
   // Find the WQE the PSN belongs to among those built; every WQE from there on is built again.
   std::uint32_t index = qp.req.uncompleted;
   for (; index != qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u); ++index) {
-    const WqeState& w = qp.req.wqes[index];
+    const WqeState& w = qp.sq.slots[index].wqe;
     if (psn_diff(psn, w.first_psn) >= 0 && psn_diff(psn, psn_add(w.first_psn, w.psn_count)) < 0)
       break;
   }
@@ -349,14 +351,14 @@ void Requester::rewind(sim::Simulator& sim, Qp& qp, std::uint32_t psn) {
     return;
   }
   for (std::uint32_t k = index; k != qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u); ++k) {
-    WqeState& w = qp.req.wqes[k];
+    WqeState& w = qp.sq.slots[k].wqe;
     if (w.counted_read) {
       w.counted_read = false;
       --qp.req.reads_outstanding;
     }
     w.responses_in = 0;
   }
-  WqeState& w = qp.req.wqes[index];
+  WqeState& w = qp.sq.slots[index].wqe;
   const bool whole = is_read_like(qp.sq.slots[index].wr.opcode);
   qp.req.cursor_wqe = index;
   qp.req.cursor_packet = whole ? 0 : static_cast<std::uint32_t>(psn_diff(psn, w.first_psn));
@@ -441,7 +443,7 @@ void Requester::acknowledge_upto(sim::Simulator& sim, Qp& qp, std::uint32_t psn)
   // (its responses were lost: the retry timer asks again).
   const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
   for (std::uint32_t k = qp.req.uncompleted; k != built_end; ++k) {
-    WqeState& w = qp.req.wqes[k];
+    WqeState& w = qp.sq.slots[k].wqe;
     if (w.done)
       continue;
     if (psn_diff(psn, w.first_psn) < 0)
@@ -471,18 +473,18 @@ std::uint32_t Requester::read_wqe_of(const Qp& qp, std::uint32_t psn) const {
   const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
   std::uint32_t k = qp.req.uncompleted;
   for (; k != built_end; ++k) {
-    const WqeState& w = qp.req.wqes[k];
+    const WqeState& w = qp.sq.slots[k].wqe;
     if (!w.done && is_read_like(qp.sq.slots[k].wr.opcode) && psn_diff(psn, w.first_psn) >= 0 &&
         psn_diff(psn, psn_add(w.first_psn, w.psn_count)) < 0)
       break;
   }
-  return k == built_end || !qp.req.wqes[k].counted_read ? no_wqe : k;
+  return k == built_end || !qp.sq.slots[k].wqe.counted_read ? no_wqe : k;
 }
 
 std::int32_t Requester::response_gap(const Qp& qp, std::uint32_t k, std::uint32_t psn) const {
   // Within its own request: the adapter's atomic unit may answer atomics out of PSN order, and each request's
   // answers are checked apart (an earlier request still waiting keeps the retry timer going, below).
-  const WqeState& w = qp.req.wqes[k];
+  const WqeState& w = qp.sq.slots[k].wqe;
   return psn_diff(psn, psn_add(w.first_psn, w.responses_in));
 }
 
@@ -519,8 +521,9 @@ void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle ha
     responder_.consume_packet(sim, handle);
     return;
   }
-  WqeState& w = qp.req.wqes[k];
-  const verbs::SendWr& wr = qp.sq.slots[k].wr;
+  SendSlot& slot = qp.sq.slots[k];
+  WqeState& w = slot.wqe;
+  const verbs::SendWr& wr = slot.wr;
   if (const std::int32_t ahead = response_gap(qp, k, p.psn); ahead != 0) {
     if (ahead > 0 && qp.caps.out_of_order &&
         responder_.hold_early(sim, qp, qp.rare().early_responses, ahead, handle) != Responder::Early::beyond_window)
@@ -571,11 +574,11 @@ void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle ha
     // earlier READ or atomic waits for its answer, which may be lost: the retry timer must keep running for it.
     bool earlier_waits = false;
     for (std::uint32_t j = qp.req.uncompleted; j != k && !earlier_waits; ++j)
-      earlier_waits = !qp.req.wqes[j].done && is_read_like(qp.sq.slots[j].wr.opcode);
+      earlier_waits = !qp.sq.slots[j].wqe.done && is_read_like(qp.sq.slots[j].wr.opcode);
     std::uint32_t last = psn_add(w.first_psn, w.psn_count - 1);
     const std::uint32_t built_end = qp.req.cursor_wqe + (qp.req.cursor_packet > 0 ? 1u : 0u);
-    for (std::uint32_t j = k + 1; j != built_end && qp.req.wqes[j].done; ++j)
-      last = psn_add(qp.req.wqes[j].first_psn, qp.req.wqes[j].psn_count - 1);
+    for (std::uint32_t j = k + 1; j != built_end && qp.sq.slots[j].wqe.done; ++j)
+      last = psn_add(qp.sq.slots[j].wqe.first_psn, qp.sq.slots[j].wqe.psn_count - 1);
     if (!earlier_waits && psn_diff(last, qp.req.acked_psn) > 0) {
       qp.req.acked_psn = last;
       qp.req.retries_left = qp.attr.retry_cnt;
@@ -589,7 +592,7 @@ void Requester::take_response(sim::Simulator& sim, Qp& qp, link::PacketHandle ha
 }
 
 void Requester::complete_requests(sim::Simulator& sim, Qp& qp) {
-  while (qp.req.uncompleted != qp.req.processed && qp.req.wqes[qp.req.uncompleted].done) {
+  while (qp.req.uncompleted != qp.req.processed && qp.sq.slots[qp.req.uncompleted].wqe.done) {
     const std::uint32_t k = qp.req.uncompleted;
     const verbs::SendWr& wr = qp.sq.slots[k].wr;
     if (qp.type == verbs::QpType::rc && wr.opcode != WrOpcode::rdma_read && !is_atomic(wr.opcode)) {

@@ -408,8 +408,7 @@ bool Bus::arrival_changes_nothing(Direction d, const Tlp& tlp) const {
   // A completion that neither ends its request (freeing a tag) nor returns credits (its class is infinite at the
   // device, as an endpoint's completions must be) only adds its bytes, which count once the last one is in.
   const Credits& c = lanes_[static_cast<int>(d)].credits;
-  return d == Direction::downstream && tlp.kind == TlpKind::cpld && !tlp.last_of_request &&
-         c.infinite_headers[completion] && c.infinite_data[completion];
+  return d == Direction::downstream && tlp.kind == TlpKind::cpld && !tlp.last_of_request && c.infinite(completion);
 }
 
 bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
@@ -472,9 +471,8 @@ void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {
 void Bus::free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp) {
   Lane& l = lane(d);
   const int k = tlp.credit_class;
-  // A class advertised infinite for headers and data needs no UpdateFC after initialisation (PCIe Base Spec r5.0
-  // §2.6.1): the transmitter never checks it, so returning its credits would only spend DLLP bandwidth and events.
-  if (l.credits.infinite_headers[k] && l.credits.infinite_data[k])
+  // Returning an infinite class's credits would only spend DLLP bandwidth and events.
+  if (l.credits.infinite(k))
     return;
   l.credits.headers_freed[k] += 1;
   l.credits.data_freed[k] += data_credits_of(tlp.kind, tlp.payload_bytes);

@@ -187,6 +187,9 @@ private:
     std::array<bool, 3> infinite_headers{}, infinite_data{};
     std::array<std::uint64_t, 3> headers_freed{}, data_freed{};
     std::array<std::uint64_t, 3> headers_returned{}, data_returned{};
+    /// Infinite for headers and data: such a class takes no UpdateFC after initialisation (PCIe Base Spec r5.0
+    /// §2.6.1), and the transmitter never checks it.
+    bool infinite(int k) const { return infinite_headers[k] && infinite_data[k]; }
   };
   /// What one round of UpdateFC DLLPs tells the sender: cumulative freed counts.
   struct CreditReturn {

@@ -206,6 +206,60 @@ TEST_CASE("RC SEND/RECV, WRITE with immediate, READ and atomics deliver the righ
   CHECK(c->check_invariants() == "");
 }
 
+TEST_CASE("inline data is copied at post time: a buffer changed after post_send does not change what arrives",
+          "[hca][verbs]") {
+  // A 600 B inline SEND over a 256 B MTU (three packets, each cut from the copy at its offset) and a 100 B inline
+  // WRITE, posted together; the program then overwrites its buffer before the HCA has sent a packet.
+  testing::TestCluster c(testing::star_topology(2), verifying());
+  Pair pair;
+  std::vector<verbs::WorkCompletion> sender, receiver;
+  std::vector<std::uint8_t> posted_bytes;
+  verbs::QpCaps caps;
+  caps.max_inline_data = 600;
+  verbs::QpAttr attr;
+  attr.path_mtu = verbs::Mtu::mtu256;
+  c->spawn("h1", "requester", [&](host::Context& ctx) {
+    const Side s = open(ctx, pair.a, pair.a_buffer, 4096, verbs::QpType::rc, caps);
+    fill(ctx.memory(), pair.a_buffer, 700, 3);
+    posted_bytes = bytes_at(ctx.memory(), pair.a_buffer, 700);
+    connect(ctx, s, pair.b, attr);
+    std::vector<verbs::SendWr> wrs(2);
+    wrs[0].opcode = verbs::WrOpcode::send;
+    wrs[0].inline_data = true;
+    wrs[0].local_address = pair.a_buffer;
+    wrs[0].length_bytes = 600;
+    wrs[1].opcode = verbs::WrOpcode::rdma_write;
+    wrs[1].inline_data = true;
+    wrs[1].local_address = pair.a_buffer + 600;
+    wrs[1].length_bytes = 100;
+    wrs[1].remote_address = pair.b_buffer + 2048;
+    REQUIRE(ctx.post_send(s.qp, wrs).ok());
+    fill(ctx.memory(), pair.a_buffer, 700, 99); // too late: the WQEs hold the data
+    while (sender.size() < wrs.size())
+      sender.push_back(one_completion(ctx, s.cq));
+  });
+  c->spawn("h2", "responder", [&](host::Context& ctx) {
+    const Side s = open(ctx, pair.b, pair.b_buffer, 4096, verbs::QpType::rc, caps);
+    connect(ctx, s, pair.a, attr);
+    std::vector<verbs::RecvWr> recvs = {{1, pair.b_buffer, 1024}};
+    REQUIRE(ctx.post_recv(s.qp, recvs).ok());
+    receiver.push_back(one_completion(ctx, s.cq));
+  });
+  c->run();
+  REQUIRE(sender.size() == 2);
+  CHECK(sender[0].status == verbs::WcStatus::success);
+  CHECK(sender[1].status == verbs::WcStatus::success);
+  REQUIRE(receiver.size() == 1);
+  CHECK(receiver[0].byte_len == 600);
+  pcie::HostMemory& m2 = *c->host("h2").memory;
+  const std::vector<std::uint8_t> sent(posted_bytes.begin(), posted_bytes.begin() + 600);
+  const std::vector<std::uint8_t> written(posted_bytes.begin() + 600, posted_bytes.end());
+  CHECK(bytes_at(m2, pair.b_buffer, 600) == sent);
+  CHECK(bytes_at(m2, pair.b_buffer + 2048, 100) == written);
+  CHECK(bytes_at(*c->host("h1").memory, pair.a_buffer, 700) != posted_bytes);
+  CHECK(c->host("h1").hca->totals().packets_sent == 4); // 3 + 1
+}
+
 TEST_CASE("verbs errors: inline above max_inline_data, posting before RTS, an SQ never signaled overflows",
           "[hca][verbs]") {
   testing::TestCluster c(testing::star_topology(2));
