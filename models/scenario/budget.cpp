@@ -28,15 +28,16 @@ constexpr double switch_port_bytes = 3.6 * 1024;
 // An entry of a switch's linear forwarding table, one per LID (std::uint8_t).
 constexpr double lft_entry_bytes = 1;
 // A QP (its state, rings, receive queue and the workload's rendezvous entry): all_to_all of 256, 512 and 1,024 hosts
-// (65,280 to 1,047,552 QPs: 1,037, 925 and 831 bytes each beside the other items here, the larger for fewer QPs).
+// (65,280 to 1,047,552 QPs: 993, 894 and 798 bytes each beside the other items here, the larger for fewer QPs).
 constexpr double qp_bytes = 1000;
 // host_model "fabric": a connection of an endpoint (80 B), its ring of posted messages, the pattern's (peer, QPN)
 // entry (estimate, from the structures' sizes).
 constexpr double endpoint_connection_bytes = 192;
-// A send queue entry the HCA model holds (the WQE as posted and the requester's state of it, 120 + 20 bytes), a
-// receive queue entry (24 bytes) and a CQ entry (48 bytes): ib_write_bw at tx_depth 1, 128 and 16384 fits 188 bytes
-// per send entry and 72 per receive entry, each with its CQ entry.
-constexpr double send_slot_bytes = 140;
+// A send queue entry the HCA model holds (the WQE as posted and the requester's state of it: one 112-byte ring
+// entry), a receive queue entry (24 bytes) and a CQ entry (48 bytes). ib_write_bw over 16 QPs of 64 B messages at
+// tx_depth 16384 against tx_depth 1 adds 113 bytes per send entry, its CQ entry included (2026-11-29); an earlier
+// fit gave 72 bytes per receive entry with its CQ entry.
+constexpr double send_slot_bytes = 112;
 constexpr double recv_slot_bytes = 24;
 constexpr double cq_entry_bytes = 48;
 // A planned message of a traffic pattern (its plan entry, post time and latency, as their vectors grow): 47.8 bytes
