@@ -211,7 +211,7 @@ private:
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (std::size_t c = 0; c < clients_.size(); ++c)
       for (std::uint32_t q = 0; q < qps_; ++q) {
-        const auto [lid, qpn] = rendezvous_->lookup(clients_[c], server_, static_cast<int>(q));
+        const auto [lid, qpn] = rendezvous_->take(clients_[c], server_, static_cast<int>(q));
         ctx.connect_qp(qpns[c * qps_ + q], attr(ctx, server_port_, lid, qpn));
       }
     counter_base_ = base; // the clients learn it out of band, as perftest exchanges addresses
@@ -234,7 +234,7 @@ private:
     }
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (std::uint32_t q = 0; q < qps_; ++q) {
-      const auto [lid, qpn] = rendezvous_->lookup(server_, me, static_cast<int>(q));
+      const auto [lid, qpn] = rendezvous_->take(server_, me, static_cast<int>(q));
       ctx.connect_qp(qpns[q], attr(ctx, client_port_, lid, qpn));
     }
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));

@@ -184,7 +184,7 @@ private:
     buffers_[me] = buffer + size_; // peers write here; this host sends from the first half
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (const std::uint32_t p : peers) {
-      const auto [lid, qpn] = rendezvous_->lookup(hosts_[p], hosts_[me], 0);
+      const auto [lid, qpn] = rendezvous_->take(hosts_[p], hosts_[me], 0);
       verbs::QpAttr attr;
       attr.dest_lid = lid;
       attr.dest_qpn = qpn;

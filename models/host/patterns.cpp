@@ -441,7 +441,7 @@ private:
     for (std::uint32_t p = 0; p < n; ++p) {
       if (!talks[p])
         continue;
-      const auto [lid, qpn] = rendezvous_->lookup(hosts_[p], hosts_[me], 0);
+      const auto [lid, qpn] = rendezvous_->take(hosts_[p], hosts_[me], 0);
       verbs::QpAttr attr;
       attr.dest_lid = lid;
       attr.dest_qpn = qpn;

@@ -354,7 +354,7 @@ private:
     rx.dropped_before.assign(qps_, 0);
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (std::uint32_t q = 0; q < qps_; ++q) {
-      const auto [lid, qpn] = rendezvous_->lookup(peer, me, static_cast<int>(q));
+      const auto [lid, qpn] = rendezvous_->take(peer, me, static_cast<int>(q));
       verbs::QpAttr attr;
       attr.port = port;
       attr.sl = ctx.path_sl(lid, port);

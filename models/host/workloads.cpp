@@ -103,14 +103,17 @@ LatencyStats summarize(std::vector<sim::Time> samples) {
   return s;
 }
 
-std::pair<std::uint16_t, std::uint32_t> Rendezvous::lookup(const std::string& peer, const std::string& host,
-                                                           int tag) const {
+std::pair<std::uint16_t, std::uint32_t> Rendezvous::take(const std::string& peer, const std::string& host, int tag) {
   const auto peer_id = ids_.find(peer), host_id = ids_.find(host);
   const auto it = peer_id == ids_.end() || host_id == ids_.end() ? table_.end()
                                                                  : table_.find({peer_id->second, host_id->second, tag});
   if (it == table_.end())
-    throw std::logic_error(peer + " made no QP for " + host);
-  return it->second;
+    throw std::logic_error(peer + " made no QP for " + host + " (or it was taken already)");
+  const std::pair<std::uint16_t, std::uint32_t> qp = it->second;
+  table_.erase(it);
+  if (table_.empty()) // its buckets too: a million QPs' worth
+    decltype(table_)().swap(table_);
+  return qp;
 }
 
 namespace {

@@ -32,15 +32,16 @@ struct LatencyStats {
 };
 LatencyStats summarize(std::vector<sim::Time> samples);
 
-/// Where the QP a program made for a peer is; programs publish theirs at time 0 and read their peers' at 1 ns.
-/// Hosts are interned: an all-to-all of a thousand hosts publishes a million QPs, each looked up once.
+/// Where the QP a program made for a peer is; programs publish theirs at time 0 and take their peers' at 1 ns.
+/// Hosts are interned: an all-to-all of a thousand hosts publishes a million QPs, each taken once, which frees its
+/// entry for the run's later needs.
 class Rendezvous {
 public:
   void publish(const std::string& host, const std::string& peer, int tag, std::uint16_t lid, std::uint32_t qpn) {
     table_[{id(host), id(peer), tag}] = {lid, qpn};
   }
-  /// The QP `peer` made for `host` under `tag`.
-  std::pair<std::uint16_t, std::uint32_t> lookup(const std::string& peer, const std::string& host, int tag) const;
+  /// The QP `peer` made for `host` under `tag`, removed from the table (each is taken once).
+  std::pair<std::uint16_t, std::uint32_t> take(const std::string& peer, const std::string& host, int tag);
 
 private:
   struct Key {
