@@ -790,7 +790,7 @@ TEST_CASE("cli: every shipped scenario fits the default memory budget (the machi
     CHECK(r.exit_code == 0);
     CHECK(r.err.empty());
   }
-  // The 1,024-host benchmark needs 1.16 GiB (measured, docs/performance.md), estimated 1.35: refused under 1.125 GiB,
+  // The 1,024-host benchmark needs 1.13 GiB (measured, docs/performance.md), estimated 1.35: refused under 1.125 GiB,
   // accepted under 2.
   const std::string bench = source_path("scenarios/bench/all_to_all_1024.json");
   CHECK(run_cli({"validate", bench, "--max-memory", "1152M"}).exit_code == 2);
