@@ -301,7 +301,7 @@ void Hca::dma_read_done(sim::Simulator& sim, std::uint32_t token) {
     const std::uint32_t rq = op.qp; // receive queues
     ops_.release(h);
     stages_->recv.on_fetched(sim, rq, [&](std::uint32_t qp) {
-      if (!qps_[qp].resp.parked.empty())
+      if (qps_[qp].resp.has_parked())
         stages_->responder.drain_parked(sim, qps_[qp]);
     });
     return;
@@ -381,13 +381,13 @@ std::string Hca::check_quiescent(bool peers_failed) const {
     if (qp.req.uncompleted != qp.sq.posted)
       return "QP " + std::to_string(qp.qpn) + ": " + std::to_string(qp.sq.posted - qp.req.uncompleted) +
              " send work requests never completed";
-    if (!qp.resp.parked.empty())
+    if (qp.resp.has_parked())
       return "QP " + std::to_string(qp.qpn) + ": received packets still parked";
     if (!peers_failed && qp.holds_early())
       return "QP " + std::to_string(qp.qpn) + ": packets held out of order, the gap before them never closed";
     if (stages_->contexts.loading(qp.index) || !qp.rx_waiting.empty())
       return "QP " + std::to_string(qp.qpn) + ": still waiting for its context";
-    if (!qp.resp.claims.empty())
+    if (qp.resp.has_claims())
       return "QP " + std::to_string(qp.qpn) + ": receive WQEs claimed by messages never placed";
     // Every message the responder accepted (and acknowledged) reached the program, unless the QP failed.
     if (qp.type == verbs::QpType::rc && qp.state != verbs::QpState::error &&

@@ -131,6 +131,12 @@ struct RequesterState {
   std::unique_ptr<CcFlow> cc; ///< congestion control per QP, made when first needed (Transmitter::cc_flow)
 };
 
+/// A responder's messages that wait on RECV WQEs (SEND, UD), in arrival order.
+struct RecvWaits {
+  sim::Ring<std::uint32_t> claims;      ///< RECV WQE indices its accepted messages claimed, not yet placed
+  sim::Ring<link::PacketHandle> parked; ///< received packets waiting for their RECV WQE
+};
+
 /// The responder's state (IBA vol 1 §9.7, the responder's side): PSN checks, the message being placed, the RECV
 /// WQEs its messages claimed, and the READs and atomics it serves. Small fields grouped, as in RequesterState.
 struct ResponderState {
@@ -146,9 +152,17 @@ struct ResponderState {
   bool message_failed = false; ///< UC: the current message lost a packet; drop until FIRST/ONLY
   bool recv_in_use = false;    ///< the current message uses a RECV WQE (a SEND between its first and last packet)
   std::uint64_t write_address = 0;
-  sim::Time rx_busy;                    ///< its last packet on the receive engines is checked here
-  sim::Ring<std::uint32_t> claims;      ///< RECV WQE indices its accepted messages claimed, not yet placed
-  sim::Ring<link::PacketHandle> parked; ///< received packets waiting for their RECV WQE
+  sim::Time rx_busy; ///< its last packet on the receive engines is checked here
+  /// What waits on RECV WQEs; null until the first message that consumes one (a WRITE-only QP never makes it).
+  std::unique_ptr<RecvWaits> waits;
+
+  RecvWaits& recv_waits() {
+    if (!waits) [[unlikely]]
+      waits = std::make_unique<RecvWaits>();
+    return *waits;
+  }
+  bool has_parked() const { return waits && !waits->parked.empty(); }
+  bool has_claims() const { return waits && !waits->claims.empty(); }
 };
 
 /// What a QP needs only once something most QPs never see happens to it: loss, an error, a packet out of order, a

@@ -14,7 +14,7 @@ namespace ib::hca {
 
 class QpContexts {
 public:
-  explicit QpContexts(Core& core) : core_(core), cache_(core.params.qp_context_cache_entries) {}
+  explicit QpContexts(Core& core);
 
   /// Places QP `qp`'s context in host memory. The firmware command that creates the QP writes it, so it starts on
   /// the adapter.
@@ -33,13 +33,21 @@ public:
 
 private:
   void read(sim::Simulator& sim, std::uint32_t qp);
+  std::uint64_t address_of(std::uint32_t qp) const {
+    return table_chunks_[qp / contexts_per_chunk_] + std::uint64_t{qp % contexts_per_chunk_} * stride_bytes_;
+  }
 
   Core& core_;
   QpContextCache cache_;
-  std::vector<std::uint64_t> address_; ///< per QP: its context in host memory (ICM)
-  std::vector<std::uint8_t> loading_;  ///< per QP: being read, or waiting for a read slot
-  std::uint32_t reads_ = 0;            ///< in flight
-  sim::Ring<std::uint32_t> queue_;     ///< QPs waiting for a read slot
+  // The contexts lie in a table in host memory (ICM), at a power-of-two stride so that none straddles a page, in
+  // chunks the table grows by: one host-memory region per chunk, not per QP.
+  static constexpr std::uint32_t chunk_bytes = 64 * 1024;
+  std::uint32_t stride_bytes_;
+  std::uint32_t contexts_per_chunk_;
+  std::vector<std::uint64_t> table_chunks_;
+  std::vector<std::uint8_t> loading_; ///< per QP: being read, or waiting for a read slot
+  std::uint32_t reads_ = 0;           ///< in flight
+  sim::Ring<std::uint32_t> queue_;    ///< QPs waiting for a read slot
 };
 
 } // namespace ib::hca

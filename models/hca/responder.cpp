@@ -234,8 +234,7 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
       consume_packet(sim, handle);
       return;
     }
-    qp.resp.parked.push_back(handle);
-    drain_parked(sim, qp);
+    place_or_park(sim, qp, handle);
     return;
   }
 
@@ -352,29 +351,40 @@ void Responder::respond_to(sim::Simulator& sim, Qp& qp, link::PacketHandle handl
   }
   if (p.ack_request && qp.type == verbs::QpType::rc)
     send_ack(sim, qp, Aeth::ack, p.psn);
-  qp.resp.parked.push_back(handle);
-  drain_parked(sim, qp);
+  place_or_park(sim, qp, handle);
 }
 
 bool Responder::claim_recv(sim::Simulator& sim, Qp& qp) {
   std::uint32_t index = 0;
   if (!recv_.claim(sim, qp.resp.rq, index))
     return false;
-  qp.resp.claims.push_back(index);
+  qp.resp.recv_waits().claims.push_back(index);
   return true;
 }
 
-void Responder::drain_parked(sim::Simulator& sim, Qp& qp) {
+bool Responder::ready_to_place(const Qp& qp, link::PacketHandle handle) const {
+  const Opcode op = core_.wire.packets[handle].opcode;
+  if (!needs_recv(op))
+    return true;
+  const std::uint32_t recv = claims_recv(op) ? qp.resp.waits->claims.front() : qp.resp.recv_index;
+  return recv_.on_hca(qp.resp.rq, recv); // if not, the read in flight, or the one the claim started, brings it
+}
+
+void Responder::place_or_park(sim::Simulator& sim, Qp& qp, link::PacketHandle handle) {
   // Packets are placed in order; those of a message whose RECV WQE is not on the HCA yet wait for it.
-  while (!qp.resp.parked.empty()) {
-    const link::PacketHandle handle = qp.resp.parked.front();
-    const link::Packet& p = core_.wire.packets[handle];
-    if (needs_recv(p.opcode)) {
-      const std::uint32_t recv = claims_recv(p.opcode) ? qp.resp.claims.front() : qp.resp.recv_index;
-      if (!recv_.on_hca(qp.resp.rq, recv))
-        return; // the read in flight, or the one the claim started, brings it
-    }
-    qp.resp.parked.pop_front();
+  if (!qp.resp.has_parked() && ready_to_place(qp, handle)) {
+    receive_payload(sim, qp, handle);
+    return;
+  }
+  qp.resp.recv_waits().parked.push_back(handle);
+}
+
+void Responder::drain_parked(sim::Simulator& sim, Qp& qp) {
+  while (qp.resp.has_parked()) {
+    const link::PacketHandle handle = qp.resp.waits->parked.front();
+    if (!ready_to_place(qp, handle))
+      return;
+    qp.resp.waits->parked.pop_front();
     receive_payload(sim, qp, handle);
   }
 }
@@ -392,8 +402,8 @@ void Responder::receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle 
     }
   }
   if (claims_recv(op)) {
-    qp.resp.recv_index = qp.resp.claims.front();
-    qp.resp.claims.pop_front();
+    qp.resp.recv_index = qp.resp.waits->claims.front();
+    qp.resp.waits->claims.pop_front();
     qp.resp.recv_in_use = true;
   }
   std::uint64_t address;
@@ -614,15 +624,13 @@ void Responder::flush(sim::Simulator& sim, Qp& qp) {
   };
   if (qp.resp.in_message && qp.resp.recv_in_use)
     flush_recv(qp.resp.recv_index);
-  for (; !qp.resp.claims.empty(); qp.resp.claims.pop_front())
-    flush_recv(qp.resp.claims.front());
+  for (; qp.resp.has_claims(); qp.resp.waits->claims.pop_front())
+    flush_recv(qp.resp.waits->claims.front());
   recv_.flush_unclaimed(qp.resp.rq, flush_recv);
   qp.resp.in_message = false;
   qp.resp.recv_in_use = false;
-  while (!qp.resp.parked.empty()) {
-    consume_packet(sim, qp.resp.parked.front());
-    qp.resp.parked.pop_front();
-  }
+  for (; qp.resp.has_parked(); qp.resp.waits->parked.pop_front())
+    consume_packet(sim, qp.resp.waits->parked.front());
   if (!qp.rare_state)
     return;
   for (const ReorderHold::Held& h : qp.rare_state->early.packets)

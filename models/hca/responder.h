@@ -81,6 +81,10 @@ private:
   /// A CNP to QP `dest_qpn` at `dlid` on SL `sl`: the BECN of a UC or UD request that came marked FECN.
   void send_cnp(sim::Simulator& sim, Qp& qp, std::uint16_t dlid, std::uint8_t sl, std::uint32_t dest_qpn);
   void receive_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  /// Places an accepted packet now if nothing waits before it and its RECV WQE (if it needs one) is on the adapter;
+  /// parks it otherwise.
+  void place_or_park(sim::Simulator& sim, Qp& qp, link::PacketHandle packet);
+  bool ready_to_place(const Qp& qp, link::PacketHandle packet) const;
   /// Claims the next RECV WQE of the QP's receive queue for an accepted message; false if none is posted.
   bool claim_recv(sim::Simulator& sim, Qp& qp);
   void place_payload(sim::Simulator& sim, Qp& qp, link::PacketHandle packet, std::uint64_t address, Purpose purpose);

@@ -95,16 +95,17 @@ struct QpCaps {
   bool out_of_order = false;
 };
 
-/// The attributes modify_qp sets on the way to RTS (ibv_qp_attr), as perftest sets them.
+/// The attributes modify_qp sets on the way to RTS (ibv_qp_attr), as perftest sets them. Wide fields first: a run
+/// may hold a million of these (docs/performance.md).
 struct QpAttr {
+  std::uint32_t qkey = 0;      ///< UD
+  std::uint32_t dest_qpn = 0;  ///< RTR, RC/UC
+  std::uint32_t rq_psn = 0;    ///< RTR: first PSN expected
+  std::uint32_t sq_psn = 0;    ///< RTS: first PSN sent
+  std::uint16_t dest_lid = 0;  ///< RTR, RC/UC
+  Mtu path_mtu = Mtu::mtu4096; ///< RTR (UD: the port's MTU)
   std::uint8_t port = 1;
-  std::uint32_t qkey = 0;               ///< UD
-  std::uint16_t dest_lid = 0;           ///< RTR, RC/UC
   std::uint8_t sl = 0;                  ///< RTR, RC/UC
-  std::uint32_t dest_qpn = 0;           ///< RTR, RC/UC
-  Mtu path_mtu = Mtu::mtu4096;          ///< RTR (UD: the port's MTU)
-  std::uint32_t rq_psn = 0;             ///< RTR: first PSN expected
-  std::uint32_t sq_psn = 0;             ///< RTS: first PSN sent
   std::uint8_t min_rnr_timer = 12;      ///< RTR, RC: encoded RNR NAK timer this QP asks senders to wait (12 = 0.64 ms)
   std::uint8_t max_dest_rd_atomic = 16; ///< RTR, RC: responder resources
   std::uint8_t timeout = 14;            ///< RTS, RC: local ACK timeout 4.096 us x 2^timeout (0 = infinite)
