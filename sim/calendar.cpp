@@ -88,26 +88,27 @@ void LadderQueue::push(const Event& event) {
 
 void LadderQueue::push_to_bucket(std::size_t bucket, const Event& event) {
   Bucket& list = buckets_[bucket];
-  if (list.tail == no_chunk || chunks_[list.tail].count == chunk_events) {
+  if (list.tail == no_chunk || at_chunk(list.tail).count == chunk_events) {
     std::uint32_t chunk;
     if (free_chunks_.empty()) {
-      chunk = static_cast<std::uint32_t>(chunks_.size());
-      chunks_.emplace_back();
+      chunk = chunk_count_++;
+      if ((chunk >> slab_shift) == slabs_.size())
+        slabs_.push_back(std::make_unique<Chunk[]>(std::size_t{1} << slab_shift));
     } else {
       chunk = free_chunks_.back();
       free_chunks_.pop_back();
     }
-    chunks_[chunk].count = 0;
-    chunks_[chunk].next = no_chunk;
+    at_chunk(chunk).count = 0;
+    at_chunk(chunk).next = no_chunk;
     if (list.tail == no_chunk) {
       list.head = chunk;
       occupied_[bucket >> 6] |= std::uint64_t{1} << (bucket & 63);
     } else {
-      chunks_[list.tail].next = chunk;
+      at_chunk(list.tail).next = chunk;
     }
     list.tail = chunk;
   }
-  Chunk& tail = chunks_[list.tail];
+  Chunk& tail = at_chunk(list.tail);
   tail.events[tail.count++] = event;
   ++list.size;
 }
@@ -182,8 +183,8 @@ void LadderQueue::open_coarse_bucket(std::size_t bucket) {
   if (list.size <= direct_sort_limit || shift_ == 0) {
     run_.clear();
     reserve_with_headroom(run_, list.size);
-    for (std::uint32_t chunk = list.head; chunk != no_chunk; chunk = chunks_[chunk].next) {
-      run_.insert(run_.end(), chunks_[chunk].events, chunks_[chunk].events + chunks_[chunk].count);
+    for (std::uint32_t chunk = list.head; chunk != no_chunk; chunk = at_chunk(chunk).next) {
+      run_.insert(run_.end(), at_chunk(chunk).events, at_chunk(chunk).events + at_chunk(chunk).count);
       free_chunks_.push_back(chunk);
     }
     run_next_ = run_.data();
@@ -204,16 +205,16 @@ void LadderQueue::open_coarse_bucket(std::size_t bucket) {
   reserve_with_headroom(fine_cursor_, fine_count_ + 1);
   reserve_with_headroom(fine_events_, list.size);
   fine_offsets_.assign(fine_count_ + 1, 0);
-  for (std::uint32_t chunk = list.head; chunk != no_chunk; chunk = chunks_[chunk].next)
-    for (std::uint32_t i = 0; i < chunks_[chunk].count; ++i)
-      ++fine_offsets_[1 + (static_cast<std::uint64_t>((chunks_[chunk].events[i].time - start).ps()) >> fine_shift_)];
+  for (std::uint32_t chunk = list.head; chunk != no_chunk; chunk = at_chunk(chunk).next)
+    for (std::uint32_t i = 0; i < at_chunk(chunk).count; ++i)
+      ++fine_offsets_[1 + (static_cast<std::uint64_t>((at_chunk(chunk).events[i].time - start).ps()) >> fine_shift_)];
   for (std::size_t i = 1; i <= fine_count_; ++i)
     fine_offsets_[i] += fine_offsets_[i - 1];
   fine_cursor_.assign(fine_offsets_.begin(), fine_offsets_.end() - 1);
   if (fine_events_.size() < list.size) // never shrunk: resizing down and up again would clear it each time
     fine_events_.resize(list.size);
   for (std::uint32_t chunk = list.head; chunk != no_chunk;) {
-    const Chunk& c = chunks_[chunk];
+    const Chunk& c = at_chunk(chunk);
     for (std::uint32_t i = 0; i < c.count; ++i) {
       const auto slice = static_cast<std::uint64_t>((c.events[i].time - start).ps()) >> fine_shift_;
       fine_events_[fine_cursor_[slice]++] = c.events[i];

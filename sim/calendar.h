@@ -22,6 +22,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "sim/event.h"
@@ -88,8 +89,13 @@ private:
     std::uint32_t size = 0;
   };
   void push_to_bucket(std::size_t bucket, const Event& event);
+  // Chunks live in fixed slabs, never moved: a run whose million QPs each hold a retry timer keeps tens of megabytes
+  // of chunks, and a vector would double (and briefly hold both copies) as it grows.
+  static constexpr std::uint32_t slab_shift = 8;
+  Chunk& at_chunk(std::uint32_t i) { return slabs_[i >> slab_shift][i & ((1u << slab_shift) - 1)]; }
   std::vector<Bucket> buckets_;
-  std::vector<Chunk> chunks_;
+  std::vector<std::unique_ptr<Chunk[]>> slabs_;
+  std::uint32_t chunk_count_ = 0; ///< chunks made, in slabs_
   std::vector<std::uint32_t> free_chunks_;
 
   // The open coarse bucket split into fine slices: slice i is fine_events_[fine_offsets_[i], fine_offsets_[i+1])

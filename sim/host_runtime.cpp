@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <utility>
 
+#include "sim/memory.h"
+
 namespace sim {
 
 namespace {
@@ -34,8 +36,8 @@ const std::string context_factory = "raw";
 
 // A program's stack. The deepest any program of the test suite and the shipped scenarios went was 7.0 KB (release
 // build; each stack zeroed below its first frame, scanned when its program ended): 64 KiB leaves nine times that.
-// The first thousands of stacks lie in the huge-page heap (sim/memory.h), resident whole, so their size is memory a
-// big run pays. ASan's frames are several times larger, and its programs are threads: it keeps 256 KiB.
+// The stacks are kept off the heap's huge pages (sim/memory.h), so only the pages a program touched are resident.
+// ASan's frames are several times larger, and its programs are threads: it keeps 256 KiB.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr int program_stack_kib = 256;
 #else
@@ -274,6 +276,10 @@ HostRuntime::Outcome HostRuntime::run_engine(Time until) {
   for (const auto& program : programs_)
     names.push_back(program->name);
   runnable_ = static_cast<std::uint32_t>(programs_.size());
+  // The stacks come next from the heap's top, and a program touches a few KiB of its own (sim/memory.h); the
+  // engine's state per actor comes with them.
+  if (context_factory == "raw")
+    keep_heap_top_off_huge_pages(programs_.size() * ((program_stack_kib + 8) << 10) + (std::size_t{1} << 20));
   // A Simulator::halted() run is stopped by the caller's SIGINT handler, which the engine leaves in place.
   engine_->start(
       args, names, [](void* runtime, std::uint32_t i) { static_cast<HostRuntime*>(runtime)->program_main(i); }, this);

@@ -27,6 +27,10 @@ constexpr bool sanitized = false;
 constexpr bool sanitized = false;
 #endif
 
+#if defined(__linux__) && defined(__GLIBC__)
+std::uintptr_t huge_first = 0, huge_last = 0; // the range marked MADV_HUGEPAGE, if any
+#endif
+
 } // namespace
 
 std::size_t back_heap_with_huge_pages(std::size_t reserve_bytes) {
@@ -53,9 +57,34 @@ std::size_t back_heap_with_huge_pages(std::size_t reserve_bytes) {
   if (start == static_cast<std::uintptr_t>(-1) || last <= first ||
       madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE) != 0)
     return 0;
+  huge_first = first;
+  huge_last = last;
   return last - first;
 #else
   (void)reserve_bytes;
+  return 0;
+#endif
+}
+
+std::size_t keep_heap_top_off_huge_pages(std::size_t bytes) {
+#if defined(__linux__) && defined(__GLIBC__)
+  if (huge_last <= huge_first || bytes == 0)
+    return 0;
+  const std::uintptr_t page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  // The top chunk is the free space that ends at the program break; its first bytes are malloc's header, the rest
+  // holds nothing (as malloc_trim, which also gives such space back).
+  const auto brk = reinterpret_cast<std::uintptr_t>(sbrk(0));
+  const std::uintptr_t top = brk - mallinfo2().keepcost;
+  const std::uintptr_t first = std::max((top + 64 + page - 1) & ~(page - 1), huge_first);
+  const std::uintptr_t last = std::min({(first + bytes + page - 1) & ~(page - 1), huge_last, brk & ~(page - 1)});
+  if (last <= first)
+    return 0;
+  void* const start = reinterpret_cast<void*>(first);
+  if (madvise(start, last - first, MADV_NOHUGEPAGE) != 0 || madvise(start, last - first, MADV_DONTNEED) != 0)
+    return 0;
+  return last - first;
+#else
+  (void)bytes;
   return 0;
 #endif
 }

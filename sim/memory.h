@@ -19,4 +19,10 @@ namespace sim {
 /// depend on it.
 std::size_t back_heap_with_huge_pages(std::size_t reserve_bytes = std::size_t{1} << 30);
 
+/// Keeps the next `bytes` the heap grows into (its top, where malloc carves blocks no freed block can serve) on
+/// 4 KiB pages, and returns whatever of them is resident to the kernel: for blocks that are large but touched
+/// sparsely, such as host programs' stacks, which in huge pages would be resident whole. A no-op outside
+/// back_heap_with_huge_pages's reservation. Returns the bytes so kept.
+std::size_t keep_heap_top_off_huge_pages(std::size_t bytes);
+
 } // namespace sim

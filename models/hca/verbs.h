@@ -45,20 +45,22 @@ struct AddressHandle {
   std::uint8_t port = 1;
 };
 
+/// One work request as posted (ibv_send_wr with one scatter/gather entry). Wide fields first: every send queue entry
+/// holds one (docs/models/hca.md, "Memory per QP").
 struct SendWr {
   std::uint64_t wr_id = 0;
-  WrOpcode opcode = WrOpcode::send;
-  bool signaled = true;            ///< IBV_SEND_SIGNALED (QPs are created with sq_sig_all = 0)
-  bool inline_data = false;        ///< IBV_SEND_INLINE: the payload is copied into the WQE at post time
-  std::uint64_t local_address = 0; ///< one scatter/gather entry
-  std::uint32_t length_bytes = 0;
+  std::uint64_t local_address = 0;  ///< one scatter/gather entry
   std::uint64_t remote_address = 0; ///< RDMA and atomics
-  std::uint32_t immediate = 0;      ///< *_with_imm
   std::uint64_t compare_add = 0;    ///< atomics: the compare value (CAS) or the addend (FAA)
   std::uint64_t swap = 0;           ///< CAS: the swap value
-  AddressHandle ah;                 ///< UD only
-  std::uint32_t remote_qpn = 0;     ///< UD only
-  std::uint32_t remote_qkey = 0;    ///< UD only
+  std::uint32_t length_bytes = 0;
+  std::uint32_t immediate = 0;   ///< *_with_imm
+  std::uint32_t remote_qpn = 0;  ///< UD only
+  std::uint32_t remote_qkey = 0; ///< UD only
+  AddressHandle ah;              ///< UD only
+  WrOpcode opcode = WrOpcode::send;
+  bool signaled = true;     ///< IBV_SEND_SIGNALED (QPs are created with sq_sig_all = 0)
+  bool inline_data = false; ///< IBV_SEND_INLINE: the payload is copied into the WQE at post time
 };
 
 struct RecvWr {

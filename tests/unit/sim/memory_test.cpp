@@ -54,3 +54,26 @@ TEST_CASE("sim::back_heap_with_huge_pages: later blocks land in memory marked fo
     std::free(block);
   }
 }
+
+TEST_CASE("sim::keep_heap_top_off_huge_pages: the next blocks from the heap's top are kept on small pages",
+          "[sim][quick]") {
+  // Inside the reservation the first test case made (or this one makes, if run alone).
+  const bool reserved =
+      sim::back_heap_with_huge_pages(std::size_t{256} << 20) != 0 || sim::keep_heap_top_off_huge_pages(1) != 0;
+  if (!reserved)
+    return; // a sanitizer build, another allocator or platform: nothing to check
+  // The heap's top past the reservation's unaligned first 2 MiB, where a model's state would have put it.
+  void* const state = std::malloc(std::size_t{3} << 20);
+  REQUIRE(state != nullptr);
+  const std::size_t kept = sim::keep_heap_top_off_huge_pages(std::size_t{8} << 20);
+  CHECK(kept >= (std::size_t{8} << 20));
+  // As a program's stack: large, its far end barely touched.
+  auto* block = static_cast<unsigned char*>(std::malloc(std::size_t{68} << 10));
+  REQUIRE(block != nullptr);
+  block[0] = 1; // the block's first page may share the page of malloc's header, left as it was
+  CHECK(vm_flags_of(block + (std::size_t{34} << 10)).find(" nh") != std::string::npos);
+  CHECK(vm_flags_of(block + (std::size_t{34} << 10)).find(" hg") == std::string::npos);
+  std::free(block);
+  std::free(state);
+  CHECK(sim::keep_heap_top_off_huge_pages(0) == 0);
+}
