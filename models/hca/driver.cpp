@@ -49,7 +49,7 @@ std::uint32_t Hca::create_qp(verbs::QpType type, const verbs::QpCaps& caps, std:
   const std::uint32_t wqe_max = std::max(send_wqe_bytes(type, largest, block), send_wqe_bytes(type, atomic, block));
   qp.sq.bytes = caps.max_send_wr * wqe_max;
   qp.sq.address = memory_.allocate(qp.sq.bytes);
-  qp.resp.rq = own_rq ? stages_->recv.create(caps.max_recv_wr, qp.index) : stages_->recv.attach(caps.srq, qp.index);
+  qp.resp.rq = own_rq ? ReceiveQueues::not_made : stages_->recv.attach(caps.srq, qp.index);
   stages_->contexts.create(qp.index);
   qps_.push_back(std::move(qp));
   return qps_.back().qpn;
@@ -219,6 +219,8 @@ verbs::PostResult Hca::post_recv(sim::Simulator& sim, std::uint32_t qpn, std::sp
   if (qp.state == verbs::QpState::reset || qp.state == verbs::QpState::error ||
       stages_->recv.shared(qp.resp.rq)) // a QP on an SRQ has no receive queue of its own (EINVAL)
     return {verbs::PostError::invalid_state, 0};
+  if (qp.resp.rq == ReceiveQueues::not_made)
+    qp.resp.rq = stages_->recv.create(qp.caps.max_recv_wr, qp.index);
   return stages_->recv.post(qp.resp.rq, wrs);
 }
 

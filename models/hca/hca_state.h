@@ -142,7 +142,7 @@ struct RecvWaits {
 struct ResponderState {
   std::uint32_t expected_psn = 0;
   std::uint32_t msn = 0;
-  std::uint32_t rq = 0;         ///< its receive queue (ReceiveQueues): its own or an SRQ
+  std::uint32_t rq = 0; ///< its receive queue (ReceiveQueues): its own (not_made before its first post) or an SRQ
   std::uint32_t recv_index = 0; ///< the RECV WQE the current message is placed into, if recv_in_use
   std::uint32_t message_offset = 0;
   std::uint32_t write_length = 0;

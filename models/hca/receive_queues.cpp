@@ -78,6 +78,8 @@ void ReceiveQueues::complete(std::uint32_t rq_index, std::uint32_t index) {
 }
 
 bool ReceiveQueues::claim(sim::Simulator& sim, std::uint32_t rq_index, std::uint32_t& index) {
+  if (rq_index == not_made) // nothing was ever posted
+    return false;
   RecvQueue& rq = queues_[rq_index];
   if (rq.claimed == rq.posted)
     return false;

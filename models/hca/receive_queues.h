@@ -16,9 +16,8 @@ namespace ib::hca {
 
 /// A receive queue: its WQEs in host memory as the driver posts them, and the HCA's cache of those it has read
 /// ahead. A QP's own, or a shared one (SRQ) that its QPs take WQEs from in the order their messages are accepted.
-/// Indices count WQEs since creation; slot = index modulo depth. Every QP has one, and most QPs of a big run only
-/// take RDMA WRITEs: the ring is made on the first post and the fields are packed (docs/models/hca.md, "Memory per
-/// QP").
+/// Indices count WQEs since creation; slot = index modulo depth. Most QPs of a big run only take RDMA WRITEs: a
+/// QP's own queue is made on its first post, and the fields are packed (docs/models/hca.md, "Memory per QP").
 struct RecvQueue {
   std::uint64_t address = 0;
   std::unique_ptr<verbs::RecvWr[]> ring; ///< `depth` entries once a WQE has been posted
@@ -51,6 +50,9 @@ public:
   explicit ReceiveQueues(Core& core) : core_(core) {}
 
   // The driver's face. Queues are named by their index here; SRQs also by their SRQ number.
+  /// A QP's own receive queue is made on its first post (`create`): most QPs of a big run only take RDMA WRITEs.
+  /// Until then the QP names `not_made`, and its messages find no WQE to claim.
+  static constexpr std::uint32_t not_made = 0xffffffffu;
   /// QP `qp`'s own receive queue of `depth` WQEs.
   std::uint32_t create(std::uint32_t depth, std::uint32_t qp);
   /// See Hca::create_srq.
@@ -62,7 +64,7 @@ public:
   std::uint32_t srq_queue(std::uint32_t srq) const { return srqs_.at(srq).rq; }
   void arm_srq_limit(std::uint32_t srq, std::uint32_t limit, sim::Signal* signal);
   std::uint64_t srq_limit_events(std::uint32_t srq) const { return srqs_.at(srq).limit_events; }
-  bool shared(std::uint32_t rq) const { return queues_[rq].shared; }
+  bool shared(std::uint32_t rq) const { return rq != not_made && queues_[rq].shared; }
   verbs::PostResult post(std::uint32_t rq, std::span<const verbs::RecvWr> wrs);
   /// The driver polled the completion of WQE `index`: a QP's own queue frees up to it, an SRQ just its slot.
   void complete(std::uint32_t rq, std::uint32_t index);
@@ -96,6 +98,8 @@ public:
   /// SRQ keeps its unclaimed WQEs for its other QPs.
   template <class Flush>
   void flush_unclaimed(std::uint32_t rq_index, Flush&& flush) {
+    if (rq_index == not_made)
+      return;
     RecvQueue& rq = queues_[rq_index];
     if (rq.shared)
       return;
