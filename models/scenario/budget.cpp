@@ -27,17 +27,18 @@ constexpr double host_bytes = 27.0 * 1024;
 constexpr double switch_port_bytes = 3.6 * 1024;
 // An entry of a switch's linear forwarding table, one per LID (std::uint8_t).
 constexpr double lft_entry_bytes = 1;
-// A QP (its state, rings, receive queue and the workload's rendezvous entry): all_to_all of 256, 512 and 1,024 hosts
-// (65,280 to 1,047,552 QPs: 993, 894 and 798 bytes each beside the other items here, the larger for fewer QPs).
-constexpr double qp_bytes = 1000;
+// A QP (its state, rings, host-memory regions and the workload's rendezvous entry): all_to_all of 256, 512 and 1,024
+// hosts (65,280 to 1,047,552 QPs: 801, 765 and 634 bytes each beside the other items here, 2026-11-29).
+constexpr double qp_bytes = 800;
 // host_model "fabric": a connection of an endpoint (80 B), its ring of posted messages, the pattern's (peer, QPN)
 // entry (estimate, from the structures' sizes).
 constexpr double endpoint_connection_bytes = 192;
-// A send queue entry the HCA model holds (the WQE as posted and the requester's state of it: one 112-byte ring
-// entry), a receive queue entry (24 bytes) and a CQ entry (48 bytes). ib_write_bw over 16 QPs of 64 B messages at
-// tx_depth 16384 against tx_depth 1 adds 113 bytes per send entry, its CQ entry included (2026-11-29); an earlier
-// fit gave 72 bytes per receive entry with its CQ entry.
-constexpr double send_slot_bytes = 112;
+// A send queue entry the HCA model holds (the WQE as posted and the requester's state of it: one 96-byte ring
+// entry), a receive queue entry (24 bytes) and a CQ entry (48 bytes): the structures' sizes. ib_write_bw over 16 QPs
+// of 64 B messages at tx_depth 16384 (20,000 iterations) measures 112 MiB against 152 MiB estimated: the model holds
+// send entries only as far as a queue fills (2026-11-29). An earlier fit gave 72 bytes per receive entry with its CQ
+// entry.
+constexpr double send_slot_bytes = 96;
 constexpr double recv_slot_bytes = 24;
 constexpr double cq_entry_bytes = 48;
 // A planned message of a traffic pattern (its plan entry, post time and latency, as their vectors grow): 47.8 bytes
@@ -48,21 +49,17 @@ constexpr double sample_bytes = 8;
 // A pattern's per-flow record (32 bytes) and an entry of a per-host map over every host (4 bytes).
 constexpr double flow_bytes = 32;
 constexpr double peer_map_entry_bytes = 4;
-// A host program: its 64 KiB stack and SimGrid's actor (sim/host_runtime.cpp). The stacks that lie in the heap's 1 GiB
-// huge-page reservation cost all their pages (74.2 to 74.3 KB each for 1,000, 4,000 and 8,000 PHOLD programs), and
-// about 14,450 fit there; beyond it a stack costs only what is touched (9.0 KB each from 16,000 to 31,000 programs).
-constexpr double program_bytes_first = 74'300;
-constexpr double program_bytes_beyond = 9'100;
-constexpr std::uint64_t programs_in_reservation = 14'450;
-// PHOLD: an LP (its name, random stream and counter) and a pending event (the calendar's entry): runs of 1 to 4
-// million LPs with 1 or 16 events each, and 65,536 LPs with 1024 events each (104 bytes per event), give 110 and 133.
-constexpr double phold_lp_bytes = 110;
-constexpr double phold_event_bytes = 133;
+// A host program: its 64 KiB stack, of which only the touched pages are resident (sim/memory.h), and SimGrid's actor
+// (sim/host_runtime.cpp): 9.0 to 9.2 KB each between 16 and 24,000 PHOLD programs (2026-11-29).
+constexpr double program_bytes_each = 9'150;
+// PHOLD: an LP (its name, random stream and counter) and a pending event (the calendar's 32-byte entry, in chunks):
+// 1 and 4 million LPs of one event (156 bytes each), and 1 million of 1 and 16 events (65 bytes per event) give 91
+// and 65 (2026-11-29, since the calendar's chunks stopped doubling as a vector).
+constexpr double phold_lp_bytes = 91;
+constexpr double phold_event_bytes = 65;
 
 double program_bytes(std::uint64_t programs) {
-  const std::uint64_t first = std::min(programs, programs_in_reservation);
-  return static_cast<double>(first) * program_bytes_first +
-         static_cast<double>(programs - first) * program_bytes_beyond;
+  return static_cast<double>(programs) * program_bytes_each;
 }
 
 std::string count_text(std::uint64_t n) {
