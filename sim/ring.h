@@ -46,8 +46,9 @@ public:
   }
   void pop_front() {
     assert(size_ > 0);
-    head_ = (head_ + 1) & mask_;
-    --size_;
+    // Emptied, the ring starts again at its first slot: a FIFO that once grew keeps reusing the lines it touched
+    // last rather than sweeping its whole capacity, each line a cache miss when it comes round again.
+    head_ = --size_ == 0 ? 0 : (head_ + 1) & mask_;
   }
 
   /// Grows to hold at least `capacity` items (rounded up to a power of two) without further allocation.
