@@ -145,7 +145,30 @@ std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint3
     for (std::uint32_t i = fifo.size() - 1; i > 0 && later(fifo[i - 1], fifo[i]); --i)
       std::swap(fifo[i - 1], fifo[i]);
   deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ | (1u << source));
+  // Only a new front can change the earliest: a source that was empty, or the memory reads' sorted insertion.
+  if ((fifo.size() == 1 || source == memory_reads) && source != earliest_ &&
+      (earliest_ == source_count || later(deferred_[earliest_].front(), fifo.front())))
+    earliest_ = source;
   return seq;
+}
+
+void Bus::pop_deferred(Source source) {
+  sim::Ring<Deferred>& fifo = deferred_[source];
+  fifo.pop_front();
+  if (fifo.empty())
+    deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ & ~(1u << source));
+  if (source == earliest_)
+    find_earliest();
+}
+
+void Bus::find_earliest() {
+  Source best = source_count;
+  for (std::uint32_t mask = deferred_mask_; mask != 0; mask &= mask - 1) {
+    const auto source = static_cast<Source>(__builtin_ctz(mask));
+    if (best == source_count || later(deferred_[best].front(), deferred_[source].front()))
+      best = source;
+  }
+  earliest_ = best;
 }
 
 Bus::Source Bus::source_of(Kind kind, Direction d) {
@@ -167,16 +190,6 @@ Bus::Source Bus::source_of(Kind kind, Direction d) {
     assert(false && "not a deferrable bus event");
     return source_count;
   }
-}
-
-Bus::Source Bus::earliest_deferred() const {
-  Source best = source_count;
-  for (std::uint32_t mask = deferred_mask_; mask != 0; mask &= mask - 1) {
-    const auto source = static_cast<Source>(__builtin_ctz(mask));
-    if (best == source_count || later(deferred_[best].front(), deferred_[source].front()))
-      best = source;
-  }
-  return best;
 }
 
 void Bus::keep_moments(sim::Simulator& sim) {
@@ -257,10 +270,9 @@ void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
 void Bus::catch_up(sim::Simulator& sim, bool inclusive) {
   const sim::Time now = now_;
   const std::uint64_t seq = seq_;
-  for (Source source = earliest_deferred(); source != source_count; source = earliest_deferred()) {
+  while (deferred_before(now, seq, inclusive)) {
+    const Source source = earliest_;
     const Deferred due = deferred_[source].front();
-    if (due.time > now || (due.time == now && (inclusive ? due.seq > seq : due.seq >= seq)))
-      break;
     pop_deferred(source);
     now_ = due.time;
     seq_ = due.seq;

@@ -242,7 +242,7 @@ private:
   void enter(sim::Simulator& sim) {
     now_ = sim.now();
     seq_ = sim.dispatching_seq();
-    if (has_deferred())
+    if (deferred_before(now_, seq_, false))
       catch_up(sim, false);
   }
   bool stalled(const Lane& l) const {
@@ -315,14 +315,22 @@ private:
   };
   static Source source_of(Kind kind, Direction d);
   /// The source holding the earliest deferred event, or source_count when there is none.
-  Source earliest_deferred() const;
+  Source earliest_deferred() const { return earliest_; }
   bool has_deferred() const { return deferred_mask_ != 0; }
-  void pop_deferred(Source source) {
-    deferred_[source].pop_front();
-    if (deferred_[source].empty())
-      deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ & ~(1u << source));
+  /// Whether the earliest deferred event comes before (time, seq), or at it with `inclusive`.
+  bool deferred_before(sim::Time time, std::uint64_t seq, bool inclusive) const {
+    if (earliest_ == source_count)
+      return false;
+    const Deferred& d = deferred_[earliest_].front();
+    return d.time < time || (d.time == time && (inclusive ? d.seq <= seq : d.seq < seq));
   }
+  void pop_deferred(Source source);
+  /// Finds earliest_ again, from the sources' fronts.
+  void find_earliest();
   std::array<sim::Ring<Deferred>, source_count> deferred_;
+  /// The source whose front is the earliest deferred event (source_count: none), kept as events come and go, so
+  /// that entering the bus with nothing due costs one comparison rather than a look at every source.
+  Source earliest_ = source_count;
   std::uint16_t deferred_mask_ = 0; ///< bit per source with events
   sim::Time now_;                   ///< the bus's position: the calendar's, or a deferred event's while handled
   std::uint64_t seq_ = 0;
