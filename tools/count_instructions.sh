@@ -9,9 +9,13 @@
 #   default run: the side-by-side permutation (bench/ns3) at 100 messages per host, 25,600 messages.
 #   COUNT_LL="bytes,ways,line" overrides the last level (cachegrind's --LL).
 set -euo pipefail
-old=${1:?usage: count_instructions.sh OLD_BINARY NEW_BINARY [run arguments...]}
-new=${2:?usage: count_instructions.sh OLD_BINARY NEW_BINARY [run arguments...]}
+usage="usage: count_instructions.sh OLD_BINARY NEW_BINARY [ibnetsim run arguments...]"
+[ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+old=$1 new=$2
 shift 2
+for binary in "$old" "$new"; do
+  [ -x "$binary" ] || { echo "count_instructions.sh: $binary is not an executable ibnetsim; $usage" >&2; exit 2; }
+done
 here=$(cd "$(dirname "$0")/.." && pwd)
 if [ $# -eq 0 ]; then
   set -- "$here/../shared/bench/ns3/permutation_256.json" --set /workloads/0/messages=100
@@ -32,9 +36,10 @@ done
 status=0
 for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
 if [ "$status" != 0 ]; then
+  # ibnetsim's own words, without valgrind's summary; its exit code passes on (2: bad input).
   echo "count_instructions.sh: a run failed (exit $status):" >&2
-  tail -n 5 "$tmp/old.log" "$tmp/new.log" >&2
-  exit 1
+  grep -hvE '^(==|--)[0-9]*(==|--)' "$tmp/old.log" "$tmp/new.log" | sort -u | head -n 10 >&2
+  exit "$status"
 fi
 python3 - "$tmp" <<'PY'
 import json, re, sys
@@ -51,9 +56,10 @@ def strip(x):
         return {k: strip(v) for k, v in x.items() if k not in skip}
     return [strip(v) for v in x] if isinstance(x, list) else x
 reports = [json.load(open(f"{tmp}/{s}.json")) for s in ("old", "new")]
-messages = 0
+messages = 0  # of the pattern workloads (perftest workloads report per size, with no message count)
 for w in reports[1]["results"].get("workloads", {}).values():
-    messages += w.get("results", {}).get("messages", 0)
+    results = w.get("results")
+    messages += results.get("messages", 0) if isinstance(results, dict) else 0
 a, b = totals("old"), totals("new")
 print(f"{'':18}{'old':>16}{'new':>16}{'new/old':>10}" + ("   new per message" if messages else ""))
 for key in a:
