@@ -96,10 +96,10 @@ void Endpoint::make_ready(sim::Simulator& sim, Connection& c, std::uint32_t qpn)
   if (c.queued)
     return;
   c.queued = true;
-  if (c.next_send_at > sim.now()) [[unlikely]] { // held back by congestion control: queued when that is over
+  if (c.rare && c.rare->next_send_at > sim.now()) [[unlikely]] { // held back by congestion control: queued then
     if (!c.throttle_pending) {
       c.throttle_pending = true;
-      sim.schedule(c.next_send_at, self_, static_cast<std::uint8_t>(Kind::throttle_over), qpn);
+      sim.schedule(c.rare->next_send_at, self_, static_cast<std::uint8_t>(Kind::throttle_over), qpn);
     }
     return;
   }
@@ -110,7 +110,7 @@ void Endpoint::on_becn(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
   if (!cc_.applies_to(c.sl))
     return;
   ++cc_counters_.becn_received;
-  link::cc::Ccti& ccti = cc_.per_sl ? sl_flows_[c.sl & 15u].ccti : c.ccti;
+  link::cc::Ccti& ccti = cc_.per_sl ? sl_flows_[c.sl & 15u].ccti : c.rare_state().ccti;
   const std::uint16_t index = ccti.on_becn(sim.now(), cc_);
   if (tracer_ != nullptr)
     trace_ccti(sim, c, qpn, ccti, index);
@@ -133,7 +133,7 @@ void Endpoint::trace_ccti(const sim::Simulator& sim, const Connection& c, std::u
 
 sim::Time Endpoint::throttle(sim::Simulator& sim, Connection& c, std::uint32_t qpn, std::uint32_t wire_bytes,
                              sim::Time done_at) {
-  link::cc::Ccti& ccti = cc_.per_sl ? sl_flows_[c.sl & 15u].ccti : c.ccti;
+  link::cc::Ccti& ccti = cc_.per_sl ? sl_flows_[c.sl & 15u].ccti : c.rare_state().ccti;
   const std::uint16_t index = ccti.at(sim.now(), cc_);
   if (tracer_ != nullptr) [[unlikely]]
     trace_ccti(sim, c, qpn, ccti, index);
@@ -145,7 +145,7 @@ sim::Time Endpoint::throttle(sim::Simulator& sim, Connection& c, std::uint32_t q
     return delay;
   ++cc_counters_.throttled_packets;
   cc_counters_.throttled_time += delay;
-  (cc_.per_sl ? sl_flows_[c.sl & 15u].next_send_at : c.next_send_at) = done_at + delay;
+  (cc_.per_sl ? sl_flows_[c.sl & 15u].next_send_at : c.rare_state().next_send_at) = done_at + delay;
   return delay;
 }
 
@@ -340,7 +340,7 @@ void Endpoint::send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn) 
   else
     c.highest_psn = c.next_psn + 1;
   ++c.next_psn;
-  if (c.deadline == sim::Time::max())
+  if (!c.rare || c.rare->deadline == sim::Time::max())
     arm_timer(sim, c, qpn);
   c.bytes_left -= payload;
   c.first_packet = last;
@@ -362,7 +362,7 @@ void Endpoint::send_data(sim::Simulator& sim, Connection& c, std::uint32_t qpn) 
   start_tx(sim, done_at);
   if (more_now && held_back) [[unlikely]] { // congestion control per QP: queued again once its delay is over
     c.throttle_pending = true;
-    sim.schedule(c.next_send_at, self_, static_cast<std::uint8_t>(Kind::throttle_over), qpn);
+    sim.schedule(c.rare->next_send_at, self_, static_cast<std::uint8_t>(Kind::throttle_over), qpn);
     return;
   }
   if (more_now)
@@ -435,8 +435,8 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
       receive_ack(sim, c, qpn, p.psn, p.ack_request);
     } else if (out_of_order_) {
       // Adaptive routing reorders: a gap is no loss, so no NAK (the sender's timeout resends a lost packet).
-      const bool duplicate = d < 0 || (static_cast<std::uint32_t>(d) < c.reorder.size() &&
-                                       (c.reorder[static_cast<std::uint32_t>(d)] & reorder_arrived) != 0);
+      const bool duplicate = d < 0 || (static_cast<std::uint32_t>(d) < c.reorder_size() &&
+                                       (c.rare->reorder[static_cast<std::uint32_t>(d)] & reorder_arrived) != 0);
       if (!duplicate)
         hold(sim, c, qpn, p, becn, d);
       else if (p.ack_request) // acknowledged again, up to what is in
@@ -469,8 +469,8 @@ void Endpoint::receive(sim::Simulator& sim, link::PacketHandle handle) {
     }
   } else if (out_of_order_) {
     const std::int32_t d = psn_diff(p.psn, c.expected_psn & psn_mask);
-    if (d < 0 || (static_cast<std::uint32_t>(d) < c.reorder.size() &&
-                  (c.reorder[static_cast<std::uint32_t>(d)] & reorder_arrived) != 0))
+    if (d < 0 || (static_cast<std::uint32_t>(d) < c.reorder_size() &&
+                  (c.rare->reorder[static_cast<std::uint32_t>(d)] & reorder_arrived) != 0))
       throw violation("endpoint-psn-order", "PSN " + std::to_string(p.psn) + " arrived twice");
     hold(sim, c, qpn, p, becn, d);
   } else if (p.opcode == link::Opcode::acknowledge) {
@@ -506,21 +506,22 @@ void Endpoint::hold(sim::Simulator& sim, Connection& c, std::uint32_t qpn, const
                     std::int32_t d) {
   // Held until every packet before it is in, then delivered in PSN order; each ACK request answered then, so that
   // an ACK never covers a packet still missing. BECN goes back at once, acknowledging only what is in order.
-  while (c.reorder.size() <= static_cast<std::uint32_t>(d))
-    c.reorder.push_back(0);
+  sim::Ring<std::uint8_t>& reorder = c.rare_state().reorder;
+  while (reorder.size() <= static_cast<std::uint32_t>(d))
+    reorder.push_back(0);
   if (d > 0) {
     ++counters_.packets_out_of_order;
-    counters_.reorder_depth_max = std::max(counters_.reorder_depth_max, static_cast<std::uint32_t>(c.reorder.size()));
+    counters_.reorder_depth_max = std::max(counters_.reorder_depth_max, reorder.size());
   }
-  c.reorder[static_cast<std::uint32_t>(d)] = static_cast<std::uint8_t>(
+  reorder[static_cast<std::uint32_t>(d)] = static_cast<std::uint8_t>(
       reorder_arrived | (p.ack_request ? reorder_ack_request : 0) | (last_of_message(p.opcode) ? reorder_last : 0));
   counters_.payload_bytes_received += p.payload_bytes;
   if (becn != 0 && d > 0)
     sim.schedule(sim.now() + params_.ack_latency, self_, static_cast<std::uint8_t>(Kind::ack_ready), qpn,
                  ((c.expected_psn - 1) & psn_mask) | becn);
-  while (!c.reorder.empty() && (c.reorder.front() & reorder_arrived) != 0) {
-    const std::uint8_t flags = c.reorder.front();
-    c.reorder.pop_front();
+  while (!reorder.empty() && (reorder.front() & reorder_arrived) != 0) {
+    const std::uint8_t flags = reorder.front();
+    reorder.pop_front();
     const std::uint32_t psn = c.expected_psn & psn_mask;
     ++c.expected_psn;
     counters_.messages_delivered += (flags & reorder_last) != 0 ? 1 : 0;
@@ -554,7 +555,8 @@ void Endpoint::receive_ack(sim::Simulator& sim, Connection& c, std::uint32_t qpn
   if (!progress)
     return;
   c.retries_left = c.retry_count;
-  c.deadline = sim::Time::max();
+  if (c.rare)
+    c.rare->deadline = sim::Time::max();
   if (unacknowledged(c))
     arm_timer(sim, c, qpn);
 }
@@ -562,26 +564,28 @@ void Endpoint::receive_ack(sim::Simulator& sim, Connection& c, std::uint32_t qpn
 void Endpoint::arm_timer(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
   if (!reliable_ || c.timeout == sim::Time::zero())
     return;
-  c.deadline = sim.now() + c.timeout;
+  sim::Time& deadline = c.rare_state().deadline;
+  deadline = sim.now() + c.timeout;
   if (!c.timer_pending) {
     c.timer_pending = true;
-    sim.schedule(c.deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qpn);
+    sim.schedule(deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qpn);
   }
 }
 
 void Endpoint::on_retry_timer(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
   c.timer_pending = false;
-  if (c.deadline == sim::Time::max() || c.failed) { // stopped by the last ACK: not activity
+  sim::Time& deadline = c.rare->deadline; // a timer runs only on a connection with a timeout
+  if (deadline == sim::Time::max() || c.failed) { // stopped by the last ACK: not activity
     sim.mark_stale();
     return;
   }
-  if (sim.now() < c.deadline) { // pushed back by progress since it was scheduled
+  if (sim.now() < deadline) { // pushed back by progress since it was scheduled
     sim.mark_stale();
     c.timer_pending = true;
-    sim.schedule(c.deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qpn);
+    sim.schedule(deadline, self_, static_cast<std::uint8_t>(Kind::retry_timer), qpn);
     return;
   }
-  c.deadline = sim::Time::max();
+  deadline = sim::Time::max();
   if (!unacknowledged(c))
     return;
   ++counters_.timeouts;
@@ -629,8 +633,8 @@ std::string Endpoint::check_quiescent() const {
   }
   // With faults a sender may give up on a lost packet (retry exceeded) that the receiver still holds PSNs behind.
   for (std::size_t i = 0; i < connections_.size() && !reliable_; ++i)
-    if (!connections_[i].reorder.empty())
-      problems += "QP " + std::to_string(i + first_qpn) + ": " + std::to_string(connections_[i].reorder.size()) +
+    if (connections_[i].reorder_size() != 0)
+      problems += "QP " + std::to_string(i + first_qpn) + ": " + std::to_string(connections_[i].reorder_size()) +
                   " PSNs held out of order, a packet before them never came\n";
   for (const auto& ring : acks_)
     if (!ring.empty())

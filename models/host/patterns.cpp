@@ -576,6 +576,8 @@ private:
       h.endpoint = cluster.host(hosts_[i]).endpoint.get();
       std::sort(peers[i].begin(), peers[i].end());
       peers[i].erase(std::unique(peers[i].begin(), peers[i].end()), peers[i].end());
+      h.endpoint->reserve_connections(peers[i].size()); // not a doubling's slack over millions of connections
+      h.qp_by_peer.reserve(peers[i].size());
       for (const std::uint32_t p : peers[i])
         h.qp_by_peer.emplace_back(p, h.endpoint->create_connection(*this, i));
       h.posted_at.assign(plans_[i].size(), sim::Time::zero());
