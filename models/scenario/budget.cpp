@@ -22,6 +22,10 @@ constexpr double process_bytes = 36.0 * 1024 * 1024;
 // A host (HCA, PCIe bus, host memory, its cable's port): fat trees of 512 to 5832 hosts at fixed switches, 26.8 to
 // 27.1 KiB per host.
 constexpr double host_bytes = 27.0 * 1024;
+// A fabric-level host (host_model "fabric": its endpoint, port and cable, and what the SM keeps per host beside the
+// forwarding tables): benchmark (g)'s fat tree with 8, 16 and 32 hosts per leaf (2,048 to 8,192 hosts at the same
+// 768 switches, one message per host), 12.1 to 13.4 KiB per host (2026-11-29).
+constexpr double fabric_host_bytes = 12.5 * 1024;
 // A switch port (input buffers and queues per VL): 130 KiB per 36-port Switch-IB 2 switch, from fat trees and leaf-
 // spines of 40 to 972 switches.
 constexpr double switch_port_bytes = 3.6 * 1024;
@@ -113,7 +117,8 @@ MemoryEstimate estimate_fabric(const Scenario& scenario) {
   const std::uint64_t lids = (hca_ports + switches) << f.lmc;
   Estimate e;
   e.add("the process", "", process_bytes);
-  e.add("the fabric's " + count_text(hosts) + " hosts", "/topology", static_cast<double>(hosts) * host_bytes);
+  e.add("the fabric's " + count_text(hosts) + " hosts", "/topology",
+        static_cast<double>(hosts) * (f.host_model == ib::host::HostModel::fabric ? fabric_host_bytes : host_bytes));
   e.add("the fabric's " + count_text(switches) + " switches (" + count_text(switch_ports) + " ports)", "/topology",
         static_cast<double>(switch_ports) * switch_port_bytes);
   e.add("forwarding tables of " + count_text(switches) + " switches x " + count_text(lids) + " LIDs", "/topology",

@@ -919,6 +919,8 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
 
   RunResult result;
   sim::ReportJson& report = result.report;
+  report = sim::ReportJson::object();
+  report.get_ref<sim::ReportJson::object_t&>().reserve(12); // as `results` below: the CLI adds keys after it
   report["ibnetsim"] = IBNETSIM_VERSION;
   sim::ReportJson about;
   about["file"] = scenario.file;
@@ -935,7 +937,10 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   result.partial = interrupted;
   mark_partial(report, interrupted, cluster.simulator().now());
 
-  sim::ReportJson results;
+  // Room for every key up front: the object is a vector of (key, value) pairs whose growth copies each value whole
+  // (a const key makes the pair not nothrow-movable), and the workloads' flows weigh hundreds of MB.
+  sim::ReportJson results = sim::ReportJson::object();
+  results.get_ref<sim::ReportJson::object_t&>().reserve(24);
   // The workloads' span; the fabric then drains (final ACKs, credits). Drained is the last event that did
   // something: timer entries the traffic left behind (a retry timer stopped by the last ACK) fire later, stale.
   results["simulated_time_us"] = (!finished ? cluster.simulator().now() : cluster.programs_ended_at()).us();
@@ -949,7 +954,8 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   results["program_wakeups"] = outcome.wakeups;
   sim::ReportJson workloads;
   for (const auto& w : f.workloads) {
-    sim::ReportJson entry;
+    sim::ReportJson entry = sim::ReportJson::object();
+    entry.get_ref<sim::ReportJson::object_t&>().reserve(4); // as `results` above
     entry["type"] = w->type();
     entry["results"] = w->results();
     if (!w->failed_work_requests().empty() || w->programs_failed() > 0) {
