@@ -574,7 +574,8 @@ void Endpoint::arm_timer(sim::Simulator& sim, Connection& c, std::uint32_t qpn) 
 
 void Endpoint::on_retry_timer(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
   c.timer_pending = false;
-  sim::Time& deadline = c.rare->deadline; // a timer runs only on a connection with a timeout
+  // A timer runs only on a connection with a timeout, whose deadline arm_timer() made.
+  sim::Time& deadline = c.rare->deadline;
   if (deadline == sim::Time::max() || c.failed) { // stopped by the last ACK: not activity
     sim.mark_stale();
     return;

@@ -162,21 +162,21 @@ private:
     std::uint8_t sl = 0;
     std::uint8_t vl = 0;
     Verb verb = Verb::write;
-    bool queued = false;                   ///< in its VL's ready ring
-    bool first_packet = true;              ///< the next packet sent is its message's first
-    std::uint32_t bytes_left = 0;          ///< of the message being sent (messages[sending])
-    std::uint32_t packet_index = 0;        ///< of the next packet in the message being sent
-    std::uint32_t sending = 0;             ///< index in `messages` of the first message not yet fully sent
-    std::uint32_t next_psn = 0;            ///< requester: next PSN to send
-    std::uint32_t acked = 0;               ///< messages acknowledged, not yet completed (at the front of `messages`)
-    std::uint32_t expected_psn = 0;        ///< responder: next PSN accepted
-    std::uint32_t highest_psn = 0;         ///< requester: PSNs sent so far (beyond next_psn after a go-back)
-    sim::Time timeout; ///< zero: no transport timer
+    bool queued = false;            ///< in its VL's ready ring
+    bool first_packet = true;       ///< the next packet sent is its message's first
+    std::uint32_t bytes_left = 0;   ///< of the message being sent (messages[sending])
+    std::uint32_t packet_index = 0; ///< of the next packet in the message being sent
+    std::uint32_t sending = 0;      ///< index in `messages` of the first message not yet fully sent
+    std::uint32_t next_psn = 0;     ///< requester: next PSN to send
+    std::uint32_t acked = 0;        ///< messages acknowledged, not yet completed (at the front of `messages`)
+    std::uint32_t expected_psn = 0; ///< responder: next PSN accepted
+    std::uint32_t highest_psn = 0;  ///< requester: PSNs sent so far (beyond next_psn after a go-back)
+    sim::Time timeout;              ///< zero: no transport timer
     std::uint8_t retry_count = 7, retries_left = 7;
-    bool timer_pending = false;    ///< a retry_timer event is in the calendar
-    bool failed = false;           ///< in error: every message completes flushed
-    bool nak_sent = false;         ///< responder: a NAK for the gap at expected_psn is out
-    bool throttle_pending = false; ///< a throttle_over event is in the calendar (it queues the connection)
+    bool timer_pending = false;           ///< a retry_timer event is in the calendar
+    bool failed = false;                  ///< in error: every message completes flushed
+    bool nak_sent = false;                ///< responder: a NAK for the gap at expected_psn is out
+    bool throttle_pending = false;        ///< a throttle_over event is in the calendar (it queues the connection)
     std::unique_ptr<ConnectionRare> rare; ///< null: no transport timer, no hold, never throttled
     sim::Ring<Message> messages;          ///< posted, not completed, in order
     ConnectionRare& rare_state() {
