@@ -130,7 +130,13 @@ public:
 
   const Counters& counters() const { return counters_; }
   const link::cc::CaCounters& congestion_counters() const { return cc_counters_; }
-  std::size_t connection_count() const { return connections_.size(); }
+  std::size_t connection_count() const { return connections_.empty() ? released_connections_ : connections_.size(); }
+  /// The run is over and its invariants checked: the connections' memory goes (their count stays), so that the
+  /// report's flows reuse it. Nothing may post, connect or deliver afterwards.
+  void release_connections() {
+    released_connections_ = connections_.size();
+    std::vector<Connection>().swap(connections_);
+  }
   /// "" when every message posted has completed and nothing is waiting to be sent; else what is left.
   std::string check_quiescent() const;
 
@@ -275,6 +281,7 @@ private:
   std::uint32_t requeue_ = 0; ///< the connection whose packet is leaving, to queue again when it has left (0: none)
   std::vector<PortState> ports_;
   std::vector<Connection> connections_;
+  std::size_t released_connections_ = 0; ///< connections_.size() before release_connections()
   std::array<sim::Ring<std::uint32_t>, link::vl_slots> ready_; ///< by VL: connections with a packet to send now
   std::array<sim::Ring<Ack>, link::vl_slots> acks_;            ///< by VL: ACKs to send, before any data
   Counters counters_;

@@ -270,9 +270,12 @@ sim::HostRuntime::Outcome Cluster::run(sim::Time until) {
 }
 
 void Cluster::release_queue_pairs() {
-  for (HostNode& h : hosts_)
+  for (HostNode& h : hosts_) {
     if (h.hca)
       h.hca->release_queue_pairs();
+    if (h.endpoint)
+      h.endpoint->release_connections();
+  }
 }
 
 std::string Cluster::check_invariants() const {

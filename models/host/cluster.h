@@ -144,7 +144,8 @@ public:
   /// Every RC connection delivered each request it completed, and nothing it did not post (`exactly-once`):
   /// completed <= delivered <= posted, at any time. "" when it holds.
   std::string check_exactly_once() const;
-  /// The run is over and its invariants checked: every HCA frees its QPs (hca::Hca::release_queue_pairs).
+  /// The run is over and its invariants checked: every HCA frees its QPs (hca::Hca::release_queue_pairs), every
+  /// fabric-level endpoint its connections.
   void release_queue_pairs();
 
 private:
