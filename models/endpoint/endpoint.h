@@ -281,7 +281,7 @@ private:
   std::uint32_t requeue_ = 0; ///< the connection whose packet is leaving, to queue again when it has left (0: none)
   std::vector<PortState> ports_;
   std::vector<Connection> connections_;
-  std::size_t released_connections_ = 0; ///< connections_.size() before release_connections()
+  std::size_t released_connections_ = 0;                       ///< connections_.size() before release_connections()
   std::array<sim::Ring<std::uint32_t>, link::vl_slots> ready_; ///< by VL: connections with a packet to send now
   std::array<sim::Ring<Ack>, link::vl_slots> acks_;            ///< by VL: ACKs to send, before any data
   Counters counters_;
