@@ -3,6 +3,7 @@
 // Key order is insertion order, so the same run gives byte-identical output.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -13,6 +14,15 @@
 namespace sim {
 
 using ReportJson = nlohmann::ordered_json;
+
+/// An empty JSON object with room for `keys` keys. An ordered object is a vector of (const key, value) pairs, which
+/// are not nothrow-movable, so each time it grows it copies every value whole: an object that will hold a large value
+/// (the workloads' flows) before its last key is made with room for all of them.
+inline ReportJson report_object(std::size_t keys) {
+  ReportJson object = ReportJson::object();
+  object.get_ref<ReportJson::object_t&>().reserve(keys);
+  return object;
+}
 
 enum class ReportFormat { table, json, csv, long_csv };
 

@@ -49,6 +49,7 @@ std::uint8_t Endpoint::vl_of(std::uint8_t sl) const {
 }
 
 std::uint32_t Endpoint::create_connection(Client& client, std::uint32_t tag) {
+  static_assert(sizeof(Connection) <= 104, "a connection's rare parts belong in ConnectionRare (benchmark (g))");
   Connection& c = connections_.emplace_back();
   c.client = &client;
   c.tag = tag;

@@ -36,7 +36,7 @@ constexpr double lft_entry_bytes = 1;
 constexpr double qp_bytes = 800;
 // host_model "fabric": a connection of an endpoint (104 B since 2026-11-29; its timer, holds and congestion state
 // made only when used), its ring of posted messages, the pattern's (peer, QPN) entry (estimate, from the structures'
-// sizes; benchmark (g), 3.2 million connections, estimates 1.1 GiB and measures 1.29 GiB).
+// sizes; benchmark (g), 3.2 million connections, estimates 1.0 GiB and measures 0.84 GiB).
 constexpr double endpoint_connection_bytes = 192;
 // A send queue entry the HCA model holds (the WQE as posted and the requester's state of it: one 96-byte ring
 // entry), a receive queue entry (24 bytes) and a CQ entry (48 bytes): the structures' sizes. ib_write_bw over 16 QPs

@@ -833,7 +833,7 @@ RunResult run_phold(const Scenario& scenario, const RunOptions& run_options) {
   results["kernel_events_pending_at_end"] = result.events_pending;
   results["events_per_simulated_us"] =
       static_cast<double>(c.events_handled) / std::max(result.simulated_time.us(), 1e-6);
-  report["results"] = results;
+  report["results"] = std::move(results);
   return out;
 }
 
@@ -919,8 +919,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
 
   RunResult result;
   sim::ReportJson& report = result.report;
-  report = sim::ReportJson::object();
-  report.get_ref<sim::ReportJson::object_t&>().reserve(12); // as `results` below: the CLI adds keys after it
+  report = sim::report_object(12); // the CLI adds keys after the results
   report["ibnetsim"] = IBNETSIM_VERSION;
   sim::ReportJson about;
   about["file"] = scenario.file;
@@ -937,10 +936,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   result.partial = interrupted;
   mark_partial(report, interrupted, cluster.simulator().now());
 
-  // Room for every key up front: the object is a vector of (key, value) pairs whose growth copies each value whole
-  // (a const key makes the pair not nothrow-movable), and the workloads' flows weigh hundreds of MB.
-  sim::ReportJson results = sim::ReportJson::object();
-  results.get_ref<sim::ReportJson::object_t&>().reserve(24);
+  sim::ReportJson results = sim::report_object(24); // the workloads' flows weigh hundreds of MB: never regrown
   // The workloads' span; the fabric then drains (final ACKs, credits). Drained is the last event that did
   // something: timer entries the traffic left behind (a retry timer stopped by the last ACK) fire later, stale.
   results["simulated_time_us"] = (!finished ? cluster.simulator().now() : cluster.programs_ended_at()).us();
@@ -954,8 +950,7 @@ RunResult run_fabric(const Scenario& scenario, const RunOptions& run_options) {
   results["program_wakeups"] = outcome.wakeups;
   sim::ReportJson workloads;
   for (const auto& w : f.workloads) {
-    sim::ReportJson entry = sim::ReportJson::object();
-    entry.get_ref<sim::ReportJson::object_t&>().reserve(4); // as `results` above
+    sim::ReportJson entry = sim::report_object(4);
     entry["type"] = w->type();
     entry["results"] = w->results();
     if (!w->failed_work_requests().empty() || w->programs_failed() > 0) {
