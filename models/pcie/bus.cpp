@@ -78,7 +78,10 @@ Bus::Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, Bu
 }
 
 bool Bus::idle() const {
-  return outstanding_ == 0 && tlps_.live() == 0 && !has_deferred();
+  // A credit return on its way is a deferred event still to come, whether or not it has an event of its own.
+  const bool returns_pending =
+      config_.defer_events && (!lanes_[0].returns_in_flight.empty() || !lanes_[1].returns_in_flight.empty());
+  return outstanding_ == 0 && tlps_.live() == 0 && !has_deferred() && !returns_pending;
 }
 
 void Bus::dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
@@ -131,6 +134,11 @@ std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint3
     return 0;
   }
   const std::uint64_t seq = sim.reserve_seq();
+  post_reserved(at, seq, kind, handle);
+  return seq;
+}
+
+void Bus::post_reserved(sim::Time at, std::uint64_t seq, Kind kind, std::uint32_t handle) {
   const Direction d = kind == Kind::tlp_arrives ? tlps_[TlpHandle{handle}].direction
                       : kind == Kind::posted_accepted || kind == Kind::memory_read_done
                           ? Direction::upstream
@@ -149,7 +157,6 @@ std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint3
   if ((fifo.size() == 1 || source == memory_reads) && source != earliest_ &&
       (earliest_ == source_count || later(deferred_[earliest_].front(), fifo.front())))
     earliest_ = source;
-  return seq;
 }
 
 void Bus::pop_deferred(Source source) {
@@ -196,7 +203,13 @@ void Bus::keep_moments(sim::Simulator& sim) {
   if (settling_ || !config_.defer_events)
     return;
   const Source first = earliest_deferred();
-  const sim::Time next_deferred = first == source_count ? sim::Time::max() : deferred_[first].front().time;
+  sim::Time next_deferred = first == source_count ? sim::Time::max() : deferred_[first].front().time;
+  // Credit returns are deferred events too, without an entry of their own unless a sender waits for them.
+  for (Lane& l : lanes_) {
+    absorb_returns(l);
+    if (!l.returns_in_flight.empty())
+      next_deferred = std::min(next_deferred, l.returns_in_flight.front().arrives);
+  }
   sim::Time horizon = reads_waiting_.empty() ? sim::Time::max() : next_deferred;
   // A memory read's end, deferred, before its first completion can arrive.
   if (!deferred_[memory_reads].empty())
@@ -296,6 +309,16 @@ void Bus::settle(sim::Simulator& sim, sim::Time until) {
     handle(sim, due.kind, due.handle);
     sim.note_deferred_activity(due.time);
   }
+  if (config_.defer_events) {
+    for (Lane& l : lanes_) {
+      while (!l.returns_in_flight.empty() && l.returns_in_flight.front().arrives <= until) {
+        const CreditReturn& r = l.returns_in_flight.front();
+        raise_limits(l, r);
+        sim.note_deferred_activity(r.arrives);
+        l.returns_in_flight.pop_front();
+      }
+    }
+  }
   settling_ = false;
 }
 
@@ -339,6 +362,8 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
   Lane& l = lane(d);
   if (l.transmitting)
     return;
+  if (config_.defer_events)
+    absorb_returns(l);
   // The oldest head whose credits allow, except that nothing passes an older posted TLP.
   const std::uint64_t oldest_posted =
       l.queues[posted].empty() ? ~std::uint64_t{0} : tlps_[l.queues[posted].front()].age;
@@ -357,8 +382,10 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
       pick = k;
   }
   if (pick < 0) {
-    if (waiting)
+    if (waiting) {
       ++l.counters.credit_stalls;
+      wake_at_next_return(d);
+    }
     return;
   }
   const TlpHandle h = l.queues[pick].front();
@@ -517,8 +544,43 @@ void Bus::return_credits(sim::Simulator& sim, Direction d) {
     l.credits.headers_returned[k] = r.headers[k];
     l.credits.data_returned[k] = r.data[k];
   }
+  r.arrives = arrives;
+  if (!config_.defer_events) {
+    l.returns_in_flight.push_back(r);
+    post(sim, arrives, Kind::credits_arrive, static_cast<std::uint32_t>(d), true);
+    return;
+  }
+  r.seq = sim.reserve_seq(); // its place, as an event would have had it
   l.returns_in_flight.push_back(r);
-  post(sim, arrives, Kind::credits_arrive, static_cast<std::uint32_t>(d), true);
+  if (stalled(l))
+    wake_at_next_return(d);
+}
+
+void Bus::raise_limits(Lane& l, const CreditReturn& r) {
+  // The receiver's returns are the sender's new limits (cumulative), on top of its initial advertisement.
+  for (int k = 0; k < 3; ++k) {
+    l.credits.headers_limit[k] = std::max(l.credits.headers_limit[k], l.credits.initial_headers[k] + r.headers[k]);
+    l.credits.data_limit[k] = std::max(l.credits.data_limit[k], l.credits.initial_data[k] + r.data[k]);
+  }
+}
+
+void Bus::absorb_returns(Lane& l) {
+  while (!l.returns_in_flight.empty()) {
+    const CreditReturn& r = l.returns_in_flight.front();
+    if (r.arrives > now_ || (r.arrives == now_ && r.seq > seq_))
+      return;
+    raise_limits(l, r);
+    l.returns_in_flight.pop_front();
+  }
+}
+
+void Bus::wake_at_next_return(Direction d) {
+  Lane& l = lane(d);
+  if (!config_.defer_events || l.wake_pending || l.returns_in_flight.empty())
+    return;
+  l.wake_pending = true;
+  const CreditReturn& r = l.returns_in_flight.front();
+  post_reserved(r.arrives, r.seq, Kind::credits_arrive, static_cast<std::uint32_t>(d));
 }
 
 void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
@@ -575,13 +637,12 @@ void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
     return;
   case Kind::credits_arrive: {
     const auto d = static_cast<Direction>(handle);
-    // The receiver's returns are the sender's new limits (cumulative), on top of its initial advertisement.
     Lane& l = lane(d);
-    const CreditReturn r = l.returns_in_flight.front();
-    l.returns_in_flight.pop_front();
-    for (int k = 0; k < 3; ++k) {
-      l.credits.headers_limit[k] = std::max(l.credits.headers_limit[k], l.credits.initial_headers[k] + r.headers[k]);
-      l.credits.data_limit[k] = std::max(l.credits.data_limit[k], l.credits.initial_data[k] + r.data[k]);
+    if (config_.defer_events) { // a wake: try_transmit() takes this return and any arrived with it
+      l.wake_pending = false;
+    } else {
+      raise_limits(l, l.returns_in_flight.front());
+      l.returns_in_flight.pop_front();
     }
     try_transmit(sim, d);
     return;

@@ -191,10 +191,13 @@ private:
     /// §2.6.1), and the transmitter never checks it.
     bool infinite(int k) const { return infinite_headers[k] && infinite_data[k]; }
   };
-  /// What one round of UpdateFC DLLPs tells the sender: cumulative freed counts.
+  /// What one round of UpdateFC DLLPs tells the sender: cumulative freed counts; and when its last DLLP arrives,
+  /// with the calendar place its arrival would have had as an event.
   struct CreditReturn {
     std::array<std::uint64_t, 3> headers;
     std::array<std::uint64_t, 3> data;
+    sim::Time arrives;
+    std::uint64_t seq = 0;
   };
   struct Lane {
     Direction direction;
@@ -214,7 +217,12 @@ private:
     sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
     sim::Time last_update_fc;       ///< this direction's receiver last returned credits (sent on the reverse lane)
     bool update_fc_pending = false;
+    /// Credit returns on their way to this direction's sender, oldest first. With deferred events the sender
+    /// takes those that have arrived whenever it looks at its credits (absorb_returns()), and only a stalled sender
+    /// gets an event (a wake) at the next one's arrival: a return that finds the sender busy or idle changes
+    /// nothing but its limits, which no one reads before the sender's next pick.
     sim::Ring<CreditReturn> returns_in_flight;
+    bool wake_pending = false; ///< a credits_arrive for this direction's front return is deferred
     DirectionCounters counters;
   };
 
@@ -229,6 +237,11 @@ private:
   bool arrival_changes_nothing(Direction d, const Tlp& tlp) const;
   void free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp);
   void return_credits(sim::Simulator& sim, Direction d);
+  /// Raises `l`'s limits by the returns that have arrived by the bus's position (its own included).
+  void absorb_returns(Lane& l);
+  static void raise_limits(Lane& l, const CreditReturn& r);
+  /// A stalled sender with returns on their way is woken at the first one's arrival, as its event would have.
+  void wake_at_next_return(Direction d);
   void issue_read_requests(sim::Simulator& sim);
   void transmitted(sim::Simulator& sim, Direction d);
   void handle(sim::Simulator& sim, Kind kind, std::uint32_t handle);
@@ -237,6 +250,8 @@ private:
   bool arrival_is_visible(Direction d, const Tlp& tlp) const;
   /// Schedules bus event `kind` at `at`: in the calendar, or deferred when `deferrable`; returns its seq if deferred.
   std::uint64_t post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable);
+  /// Defers bus event `kind` at (at, seq), a place reserved earlier.
+  void post_reserved(sim::Time at, std::uint64_t seq, Kind kind, std::uint32_t handle);
   /// Handles the deferred events placed before the bus's current position (inclusive: up to and including it).
   void catch_up(sim::Simulator& sim, bool inclusive);
   void enter(sim::Simulator& sim) {
