@@ -364,83 +364,133 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
     return;
   if (config_.defer_events)
     absorb_returns(l);
-  // The oldest head whose credits allow, except that nothing passes an older posted TLP.
-  const std::uint64_t oldest_posted =
-      l.queues[posted].empty() ? ~std::uint64_t{0} : tlps_[l.queues[posted].front()].age;
-  int pick = -1;
-  bool waiting = false;
-  for (int k = 0; k < 3; ++k) {
-    if (l.queues[k].empty())
-      continue;
-    waiting = true;
-    const Tlp& head = tlps_[l.queues[k].front()];
-    if (k != posted && head.age > oldest_posted)
-      continue;
-    if (!credits_cover(l, head))
-      continue;
-    if (pick < 0 || head.age < tlps_[l.queues[pick].front()].age)
-      pick = k;
-  }
-  if (pick < 0) {
-    if (waiting) {
-      ++l.counters.credit_stalls;
-      wake_at_next_return(d);
+  // A train (next_pick_certain()): picks whose moment is certain are made now, up to the propagation delay ahead.
+  const sim::Time train_end = now_ + config_.propagation;
+  for (;;) {
+    // The oldest head whose credits allow, except that nothing passes an older posted TLP.
+    const std::uint64_t oldest_posted =
+        l.queues[posted].empty() ? ~std::uint64_t{0} : tlps_[l.queues[posted].front()].age;
+    int pick = -1;
+    bool waiting = false;
+    for (int k = 0; k < 3; ++k) {
+      if (l.queues[k].empty())
+        continue;
+      waiting = true;
+      const Tlp& head = tlps_[l.queues[k].front()];
+      if (k != posted && head.age > oldest_posted)
+        continue;
+      if (!credits_cover(l, head))
+        continue;
+      if (pick < 0 || head.age < tlps_[l.queues[pick].front()].age)
+        pick = k;
     }
-    return;
+    if (pick < 0) {
+      if (waiting) {
+        ++l.counters.credit_stalls;
+        wake_at_next_return(d);
+      }
+      return;
+    }
+    const TlpHandle h = l.queues[pick].front();
+    l.queues[pick].pop_front();
+    const Tlp& tlp = tlps_[h];
+    queued_wire_remove(l, tlp, visible(d, tlp));
+    if (!l.credits.infinite(pick))
+      ++l.finite_in_flight;
+    l.credits.headers_consumed[pick] += 1;
+    l.credits.data_consumed[pick] += data_credits_of(tlp.kind, tlp.payload_bytes);
+    const sim::Time start = std::max(now_, l.busy_until);
+    const sim::Time wire = wire_time(tlp.wire_bytes);
+    l.busy_until = start + wire;
+    l.counters.busy += wire;
+    l.counters.tlps[static_cast<int>(tlp.kind)] += 1;
+    l.counters.tlp_bytes[static_cast<int>(tlp.kind)] += tlp.wire_bytes;
+    if (tlp.kind != TlpKind::mrd)
+      l.counters.payload_bytes += tlp.payload_bytes;
+    // The cadence DLLPs follow the TLP once an interval's worth of TLP time has gone out since the last ones.
+    if (config_.cadence_dllps) {
+      l.sent_since_ack += wire;
+      l.sent_since_update_fc += wire;
+    }
+    while (l.sent_since_ack >= config_.ack_interval) {
+      l.sent_since_ack -= config_.ack_interval;
+      send_dllp(sim, l);
+      ++l.counters.ack_dllps;
+    }
+    while (l.sent_since_update_fc >= config_.update_fc_interval) {
+      l.sent_since_update_fc -= config_.update_fc_interval;
+      send_dllp(sim, l);
+      ++l.counters.update_fc_dllps;
+    }
+    l.transmitting = true;
+    l.sending = h;
+    // The serializer's end keeps its moment only if it ends a write; keep_moments() sees to picks that matter. In a
+    // train, the next pick is made now and this end needs no event at all.
+    const bool write_done = tlp.end_seen;
+    const bool train = !write_done && next_pick_certain(d, train_end);
+    if (!train)
+      post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), !write_done);
+    const sim::Time arrives = l.busy_until + config_.propagation;
+    // What an upstream TLP starts in the host is scheduled now, at its arrival plus the host's latency: the root
+    // complex accepts an MWr (its arrival does nothing else, so it takes no event of its own); host memory reads an
+    // MRd's data; a write's data becomes visible after its last MWr.
+    if (d == Direction::upstream && tlp.kind == TlpKind::mwr) {
+      post(sim, arrives + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
+    } else if (arrival_changes_nothing(d, tlp)) {
+      transfers_[tlp.transfer].finished += tlp.payload_bytes; // read only when the last completion, behind it, arrives
+      l.release_sent = true;
+    } else {
+      post(sim, arrives, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
+    }
+    if (d == Direction::upstream && tlp.kind == TlpKind::mrd) {
+      const sim::Time latency = config_.memory_read_base +
+                                sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
+      post(sim, arrives + latency, Kind::memory_read_done, h.value, true);
+    } else if (d == Direction::upstream && tlp.last_of_transfer) {
+      post(sim, arrives + config_.memory_write_latency, Kind::write_visible, tlp.transfer.value, false);
+    }
+    if (!train)
+      return;
+    // As at the serializer's end, which the pick below would have followed.
+    l.transmitting = false;
+    if (l.release_sent) {
+      l.release_sent = false;
+      tlps_.release(h);
+    }
   }
-  const TlpHandle h = l.queues[pick].front();
-  l.queues[pick].pop_front();
-  const Tlp& tlp = tlps_[h];
-  queued_wire_remove(l, tlp, visible(d, tlp));
-  l.credits.headers_consumed[pick] += 1;
-  l.credits.data_consumed[pick] += data_credits_of(tlp.kind, tlp.payload_bytes);
-  const sim::Time start = std::max(now_, l.busy_until);
-  const sim::Time wire = wire_time(tlp.wire_bytes);
-  l.busy_until = start + wire;
-  l.counters.busy += wire;
-  l.counters.tlps[static_cast<int>(tlp.kind)] += 1;
-  l.counters.tlp_bytes[static_cast<int>(tlp.kind)] += tlp.wire_bytes;
-  if (tlp.kind != TlpKind::mrd)
-    l.counters.payload_bytes += tlp.payload_bytes;
-  // The cadence DLLPs follow the TLP once an interval's worth of TLP time has gone out since the last ones.
-  if (config_.cadence_dllps) {
-    l.sent_since_ack += wire;
-    l.sent_since_update_fc += wire;
-  }
-  while (l.sent_since_ack >= config_.ack_interval) {
-    l.sent_since_ack -= config_.ack_interval;
-    send_dllp(sim, l);
-    ++l.counters.ack_dllps;
-  }
-  while (l.sent_since_update_fc >= config_.update_fc_interval) {
-    l.sent_since_update_fc -= config_.update_fc_interval;
-    send_dllp(sim, l);
-    ++l.counters.update_fc_dllps;
-  }
-  l.transmitting = true;
-  l.sending = h;
-  // The serializer's end keeps its moment only if it ends a write; keep_moments() sees to picks that matter.
-  const bool write_done = tlp.end_seen;
-  post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), !write_done);
-  const sim::Time arrives = l.busy_until + config_.propagation;
-  // What an upstream TLP starts in the host is scheduled now, at its arrival plus the host's latency: the root
-  // complex accepts an MWr (its arrival does nothing else, so it takes no event of its own); host memory reads an
-  // MRd's data; a write's data becomes visible after its last MWr.
-  if (d == Direction::upstream && tlp.kind == TlpKind::mwr) {
-    post(sim, arrives + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
-  } else if (arrival_changes_nothing(d, tlp)) {
-    transfers_[tlp.transfer].finished += tlp.payload_bytes; // read only when the last completion, behind it, arrives
-    l.release_sent = true;
+}
+
+bool Bus::next_pick_certain(Direction d, sim::Time train_end) const {
+  // The serializer's free moment is certain unless a DLLP is put before the next TLP: an UpdateFC that the other
+  // direction's receiver sends back (cadence DLLPs come with this lane's own picks). It sends one only when a TLP
+  // of a class it returns credits for is freed, or its UpdateFC timer runs out. One sent from now on arrives
+  // after train_end (the propagation delay ahead). Of those on their way, the root complex frees the upstream
+  // ones at deferred events of known moments (accepts, arrivals); the device frees downstream ones at arrivals
+  // that may be calendar events, so a downstream TLP on its way stops an upstream train.
+  if (!config_.defer_events)
+    return false;
+  const Lane& l = lanes_[static_cast<int>(d)];
+  const Direction o = d == Direction::upstream ? Direction::downstream : Direction::upstream;
+  const Lane& other = lanes_[static_cast<int>(o)];
+  sim::Time bound = train_end;
+  if (o == Direction::downstream) {
+    if (other.finite_in_flight != 0 || other.update_fc_pending)
+      return false;
   } else {
-    post(sim, arrives, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
+    for (const Source source : {accepts, arrivals_up, update_fc_up})
+      if (!deferred_[source].empty())
+        bound = std::min(bound, deferred_[source].front().time);
   }
-  if (d == Direction::upstream && tlp.kind == TlpKind::mrd) {
-    const sim::Time latency = config_.memory_read_base +
-                              sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
-    post(sim, arrives + latency, Kind::memory_read_done, h.value, true);
-  } else if (d == Direction::upstream && tlp.last_of_transfer) {
-    post(sim, arrives + config_.memory_write_latency, Kind::write_visible, tlp.transfer.value, false);
-  }
+  if (l.busy_until >= bound)
+    return false;
+  // The pick at the serializer's end: the oldest head, if its credits allow now (no older TLP can come, credits
+  // only grow, and the oldest passes no older posted TLP). Not one whose pick the client sees (a write's last
+  // MWr schedules its visibility, and its end if notified): those keep their moment.
+  const Tlp* oldest = nullptr;
+  for (int k = 0; k < 3; ++k)
+    if (!l.queues[k].empty() && (oldest == nullptr || tlps_[l.queues[k].front()].age < oldest->age))
+      oldest = &tlps_[l.queues[k].front()];
+  return oldest != nullptr && !oldest->last_of_transfer && credits_cover(l, *oldest);
 }
 
 bool Bus::arrival_changes_nothing(Direction d, const Tlp& tlp) const {
@@ -513,6 +563,7 @@ void Bus::free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp) {
   // Returning an infinite class's credits would only spend DLLP bandwidth and events.
   if (l.credits.infinite(k))
     return;
+  --l.finite_in_flight;
   l.credits.headers_freed[k] += 1;
   l.credits.data_freed[k] += data_credits_of(tlp.kind, tlp.payload_bytes);
   if (l.update_fc_pending)

@@ -222,7 +222,8 @@ private:
     /// gets an event (a wake) at the next one's arrival: a return that finds the sender busy or idle changes
     /// nothing but its limits, which no one reads before the sender's next pick.
     sim::Ring<CreditReturn> returns_in_flight;
-    bool wake_pending = false; ///< a credits_arrive for this direction's front return is deferred
+    bool wake_pending = false;          ///< a credits_arrive for this direction's front return is deferred
+    std::uint32_t finite_in_flight = 0; ///< TLPs sent in a class whose credits come back, not yet freed
     DirectionCounters counters;
   };
 
@@ -230,6 +231,9 @@ private:
   Lane& reverse(Direction d) { return lanes_[d == Direction::upstream ? 1 : 0]; }
   void queue(sim::Simulator& sim, Direction d, TlpHandle tlp);
   void try_transmit(sim::Simulator& sim, Direction d);
+  /// Whether the pick the serializer's end on `d` would make is certain now and may be made now (a train), with
+  /// the end less than `train_end` away.
+  bool next_pick_certain(Direction d, sim::Time train_end) const;
   bool credits_cover(const Lane& lane, const Tlp& tlp) const;
   /// Charges a DLLP on `lane`'s serializer at the first moment it is free from `now`; returns when it ends.
   sim::Time send_dllp(sim::Simulator& sim, Lane& lane);
