@@ -223,7 +223,8 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
     --c.acked;
     --c.sending;
     counters_.messages_completed += m.status == Status::success ? 1 : 0;
-    c.client->on_completion(sim, c.tag, m.wr_id, m.status); // may post on this connection
+    // May post on this connection. A message was posted its send latency before it was ready.
+    c.client->on_completion(sim, c.tag, Completion{m.wr_id, m.size_bytes, m.status, m.ready_at - params_.send_latency});
     return;
   }
   }

@@ -44,12 +44,20 @@ enum class Status : std::uint8_t {
   flushed,        ///< posted on, or still waiting on, a connection in error
 };
 
+/// A message's completion, with what the poster would otherwise have to keep per message.
+struct Completion {
+  std::uint64_t wr_id;
+  std::uint32_t size_bytes;
+  Status status;
+  sim::Time posted_at;
+};
+
 /// Whoever posts on a connection hears of its completions.
 class Client {
 public:
   virtual ~Client() = default;
-  /// The message posted with `wr_id` on a connection created for `tag` completed with `status`.
-  virtual void on_completion(sim::Simulator& sim, std::uint32_t tag, std::uint64_t wr_id, Status status) = 0;
+  /// A message posted on a connection created for `tag` completed.
+  virtual void on_completion(sim::Simulator& sim, std::uint32_t tag, const Completion& completion) = 0;
 };
 
 /// What a connection's messages are, on the wire.

@@ -547,7 +547,6 @@ private:
   struct NativeHost {
     endpoint::Endpoint* endpoint = nullptr;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> qp_by_peer; ///< (peer, local QPN), by peer
-    std::vector<sim::Time> posted_at;
     std::size_t next = 0, done = 0;
     std::uint32_t outstanding = 0;
     sim::Time timer_at = sim::Time::max(); ///< the earliest timer pending
@@ -580,7 +579,6 @@ private:
       h.qp_by_peer.reserve(peers[i].size());
       for (const std::uint32_t p : peers[i])
         h.qp_by_peer.emplace_back(p, h.endpoint->create_connection(*this, i));
-      h.posted_at.assign(plans_[i].size(), sim::Time::zero());
     }
     const endpoint::Verb verb = verb_ == "write" ? endpoint::Verb::write : endpoint::Verb::send;
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -628,9 +626,11 @@ private:
     const sim::Time now = sim.now();
     while (h.next < plan.size() && h.outstanding < tx_depth_ && go_ + plan[h.next].not_before <= now) {
       const Message& m = plan[h.next];
-      h.endpoint->post(sim, qp_to(h, m.peer), h.next, m.size);
-      h.posted_at[h.next] = now;
-      FlowStats& f = flow(me, m.peer);
+      // The work request names the message's flow, so that its completion needs nothing else (the endpoint gives
+      // back its size and when it was posted): no per-message state here, and no look-up of the plan.
+      const std::uint32_t flow = flow_index(me, m.peer);
+      h.endpoint->post(sim, qp_to(h, m.peer), std::uint64_t{flow} << 32 | h.next, m.size);
+      FlowStats& f = flows_[me][flow].stats;
       f.first_post = std::min(f.first_post, now);
       first_ = std::min(first_, now);
       ++h.outstanding;
@@ -654,32 +654,32 @@ private:
     }
   }
 
-  void on_completion(sim::Simulator& sim, std::uint32_t me, std::uint64_t wr_id, endpoint::Status status) override {
+  void on_completion(sim::Simulator& sim, std::uint32_t me, const endpoint::Completion& c) override {
     NativeHost& h = native_[me];
-    const Message& m = plans_[me][wr_id];
+    Flow& flow = flows_[me][c.wr_id >> 32];
     const sim::Time now = sim.now();
-    if (status != endpoint::Status::success) { // only with faults: the message fails, the host goes on
+    if (c.status != endpoint::Status::success) { // only with faults: the message fails, the host goes on
       record_failure(true,
-                     status == endpoint::Status::retry_exceeded ? "transport retry counter exceeded"
-                                                                : "work request flushed error",
+                     c.status == endpoint::Status::retry_exceeded ? "transport retry counter exceeded"
+                                                                  : "work request flushed error",
                      "pattern-completion");
-      ++failed_to_[m.peer];
+      ++failed_to_[flow.destination];
       ++messages_failed_;
-      worst_outcome_ = std::max(worst_outcome_, now - h.posted_at[wr_id]);
+      worst_outcome_ = std::max(worst_outcome_, now - c.posted_at);
       --h.outstanding;
       ++h.done;
       pump(sim, me);
       return;
     }
-    FlowStats& f = flow(me, m.peer);
+    FlowStats& f = flow.stats;
     ++f.messages;
-    f.bytes += m.size;
+    f.bytes += c.size_bytes;
     f.last_completion = now;
     last_ = std::max(last_, now);
     ++total_messages_;
-    total_bytes_ += m.size;
-    note_timeline(now, m.size);
-    latencies_.push_back(now - h.posted_at[wr_id]);
+    total_bytes_ += c.size_bytes;
+    note_timeline(now, c.size_bytes);
+    latencies_.push_back(now - c.posted_at);
     worst_outcome_ = std::max(worst_outcome_, latencies_.back());
     --h.outstanding;
     ++h.done;
@@ -709,10 +709,14 @@ private:
   /// By source: the flows its plan has, by destination.
   std::vector<std::vector<Flow>> flows_;
   FlowStats& flow(std::uint32_t source, std::uint32_t destination) {
-    std::vector<Flow>& row = flows_[source];
-    return std::lower_bound(row.begin(), row.end(), destination,
-                            [](const Flow& f, std::uint32_t d) { return f.destination < d; })
-        ->stats;
+    return flows_[source][flow_index(source, destination)].stats;
+  }
+  std::uint32_t flow_index(std::uint32_t source, std::uint32_t destination) const {
+    const std::vector<Flow>& row = flows_[source];
+    return static_cast<std::uint32_t>(
+        std::lower_bound(row.begin(), row.end(), destination,
+                         [](const Flow& f, std::uint32_t d) { return f.destination < d; }) -
+        row.begin());
   }
   std::vector<std::uint64_t> failed_to_; ///< per destination host: messages that failed at their sender
   std::uint64_t messages_failed_ = 0;

@@ -20,11 +20,13 @@ struct Completion {
   std::uint64_t wr_id;
   sim::Time at;
   endpoint::Status status;
+  std::uint32_t size_bytes;
+  sim::Time posted_at;
 };
 
 struct Recorder : endpoint::Client {
-  void on_completion(sim::Simulator& sim, std::uint32_t tag, std::uint64_t wr_id, endpoint::Status status) override {
-    completions.push_back({tag, wr_id, sim.now(), status});
+  void on_completion(sim::Simulator& sim, std::uint32_t tag, const endpoint::Completion& c) override {
+    completions.push_back({tag, c.wr_id, sim.now(), c.status, c.size_bytes, c.posted_at});
   }
   std::vector<Completion> completions;
 };
@@ -76,6 +78,8 @@ TEST_CASE("An endpoint completes a message after its send, wire, ACK and complet
   REQUIRE(net.recorder.completions.size() == 1);
   CHECK(net.recorder.completions[0].wr_id == 7);
   CHECK(net.recorder.completions[0].tag == 0);
+  CHECK(net.recorder.completions[0].size_bytes == 4096);
+  CHECK(net.recorder.completions[0].posted_at == sim::Time::zero());
   CHECK(net.recorder.completions[0].at ==
         send_latency + data_4k + propagation + ack_latency + ack_wire + propagation + completion_latency);
   CHECK(net.a().counters().data_packets_sent == 1);
