@@ -656,14 +656,14 @@ private:
 
   void on_completion(sim::Simulator& sim, std::uint32_t me, const endpoint::Completion& c) override {
     NativeHost& h = native_[me];
-    Flow& flow = flows_[me][c.wr_id >> 32];
+    Flow& entry = flows_[me][c.wr_id >> 32];
     const sim::Time now = sim.now();
     if (c.status != endpoint::Status::success) { // only with faults: the message fails, the host goes on
       record_failure(true,
                      c.status == endpoint::Status::retry_exceeded ? "transport retry counter exceeded"
                                                                   : "work request flushed error",
                      "pattern-completion");
-      ++failed_to_[flow.destination];
+      ++failed_to_[entry.destination];
       ++messages_failed_;
       worst_outcome_ = std::max(worst_outcome_, now - c.posted_at);
       --h.outstanding;
@@ -671,7 +671,7 @@ private:
       pump(sim, me);
       return;
     }
-    FlowStats& f = flow.stats;
+    FlowStats& f = entry.stats;
     ++f.messages;
     f.bytes += c.size_bytes;
     f.last_completion = now;

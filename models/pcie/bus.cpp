@@ -451,12 +451,7 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
     }
     if (!train)
       return;
-    // As at the serializer's end, which the pick below would have followed.
-    l.transmitting = false;
-    if (l.release_sent) {
-      l.release_sent = false;
-      tlps_.release(h);
-    }
+    free_serializer(l); // as at the serializer's end, which the pick below would have followed
   }
 }
 
@@ -518,15 +513,19 @@ sim::Time Bus::send_dllp(sim::Simulator&, Lane& l) {
 void Bus::transmitted(sim::Simulator& sim, Direction d) {
   Lane& l = lane(d);
   assert(l.transmitting);
-  l.transmitting = false;
   const Tlp& tlp = tlps_[l.sending];
   if (tlp.end_seen)
     client_.dma_write_done(sim, transfers_[tlp.transfer].token); // the transfer lives on until its data is visible
-  if (l.release_sent) {
+  free_serializer(l);
+  try_transmit(sim, d);
+}
+
+void Bus::free_serializer(Lane& l) {
+  l.transmitting = false;
+  if (l.release_sent) { // a TLP without an arrival event is done with once it has left
     l.release_sent = false;
     tlps_.release(l.sending);
   }
-  try_transmit(sim, d);
 }
 
 void Bus::tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h) {

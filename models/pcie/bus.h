@@ -248,6 +248,9 @@ private:
   void wake_at_next_return(Direction d);
   void issue_read_requests(sim::Simulator& sim);
   void transmitted(sim::Simulator& sim, Direction d);
+  /// What every serialization's end does to its lane: the serializer is free, and a TLP without an arrival event
+  /// is released.
+  void free_serializer(Lane& l);
   void handle(sim::Simulator& sim, Kind kind, std::uint32_t handle);
   /// Whether an arrival must keep its moment: it ends a read or an MMIO (an MRd's arrival and a write's last are
   /// deferred: the memory read and the visibility they start are not due before the checkpoint, keep_moments()).
