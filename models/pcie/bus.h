@@ -318,7 +318,6 @@ private:
   sim::Ring<TransferHandle> reads_waiting_; ///< reads with bytes not yet requested, oldest first
   std::uint32_t tags_in_use_ = 0;
   std::uint64_t next_age_ = 0;
-  std::uint32_t mmio_in_cpu_ = 0; ///< MMIO stores whose CPU cost has not elapsed
   std::uint64_t outstanding_ = 0; ///< transfers not yet done
   /// Deferred events by source, each source's in (time, seq) order: arrivals and credit returns per direction,
   /// posted accepts, and the one pending serialization end and UpdateFC timer per direction. Catching up merges them.
