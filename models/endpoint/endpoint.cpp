@@ -1,6 +1,7 @@
 #include "models/endpoint/endpoint.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "sim/errors.h"
 
@@ -104,7 +105,7 @@ void Endpoint::make_ready(sim::Simulator& sim, Connection& c, std::uint32_t qpn)
     }
     return;
   }
-  ready_[c.vl].push_back(qpn);
+  queue_ready(c.vl, qpn);
 }
 
 void Endpoint::on_becn(sim::Simulator& sim, Connection& c, std::uint32_t qpn) {
@@ -181,7 +182,7 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
     if (requeue_ != 0) { // behind the connections that became ready while its packet was leaving
       Connection& c = connection(requeue_);
       if (has_packet(c))
-        ready_[c.vl].push_back(requeue_);
+        queue_ready(c.vl, requeue_);
       else
         c.queued = false;
       requeue_ = 0;
@@ -202,7 +203,7 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
     Connection& c = connection(event.handle);
     c.throttle_pending = false;
     if (c.queued && has_packet(c))
-      ready_[c.vl].push_back(event.handle);
+      queue_ready(c.vl, event.handle);
     else
       c.queued = false;
     try_send(sim);
@@ -213,7 +214,7 @@ void Endpoint::on_event(sim::Simulator& sim, const sim::Event& event) {
     try_send(sim);
     return;
   case Kind::ack_ready:
-    acks_[connection(event.handle).vl].push_back({event.handle, event.generation});
+    queue_ack(connection(event.handle).vl, {event.handle, event.generation});
     try_send(sim);
     return;
   case Kind::completion_ready: {
@@ -245,10 +246,7 @@ void Endpoint::schedule_tx_done(sim::Simulator& sim) {
 }
 
 bool Endpoint::anything_to_send() const {
-  for (unsigned vl = 0; vl < link::vl_slots; ++vl)
-    if (!ready_[vl].empty() || !acks_[vl].empty())
-      return true;
-  return false;
+  return waiting_vls_ != 0;
 }
 
 void Endpoint::keep_tx_done_for_flow_control(sim::Simulator& sim) {
@@ -275,10 +273,12 @@ void Endpoint::try_send(sim::Simulator& sim) {
   // arbitration picks among the ready ones, and on the VL picked ACKs go before data.
   std::uint16_t ready = 0;
   bool waiting = false;
-  for (unsigned vl = 0; vl < link::vl_slots; ++vl) {
+  for (std::uint16_t vls = waiting_vls_; vls != 0; vls &= static_cast<std::uint16_t>(vls - 1)) {
+    const auto vl = static_cast<unsigned>(std::countr_zero(vls));
     while (!ready_[vl].empty() && !has_packet(connection(ready_[vl].front()))) { // failed since it was queued
       connection(ready_[vl].front()).queued = false;
       ready_[vl].pop_front();
+      note_taken(vl);
     }
     bool has_data = !ready_[vl].empty();
     const bool has_ack = !acks_[vl].empty();
@@ -311,11 +311,13 @@ void Endpoint::try_send(sim::Simulator& sim) {
   if (!acks_[vl].empty()) {
     const Ack ack = acks_[vl].front();
     acks_[vl].pop_front();
+    note_taken(vl);
     send_ack(sim, ack);
     return;
   }
   const std::uint32_t qpn = ready_[vl].front();
   ready_[vl].pop_front();
+  note_taken(vl);
   send_data(sim, connection(qpn), qpn);
 }
 
