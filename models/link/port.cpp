@@ -169,11 +169,55 @@ void Port::send_pending_flow_control(sim::Simulator& sim) {
   }
 }
 
+void Port::uncount_rcv(const Packet& packet) {
+  const std::uint64_t words = (packet.wire_bytes + 3) / 4;
+  vls_[packet.vl].rcv_data_words -= words;
+  vls_[packet.vl].rcv_pkts -= 1;
+  if (tx_.rcv_sl == mixed_sls) // else the packet's SL is the port's one, whose count is the total
+    rcv_data_words_by_sl_[packet.sl & 15u] -= words;
+}
+
+std::uint64_t Port::total_xmit_words() const {
+  std::uint64_t words = 0;
+  for (const VlState& state : vls_)
+    words += state.xmit_data_words;
+  return words;
+}
+
+std::uint64_t Port::total_rcv_words() const {
+  std::uint64_t words = 0;
+  for (const VlState& state : vls_)
+    words += state.rcv_data_words;
+  return words;
+}
+
+void Port::count_xmit_sl(std::uint8_t sl, std::uint64_t words) {
+  if (tx_.xmit_sl == no_sl) {
+    tx_.xmit_sl = sl;
+    return;
+  }
+  if (tx_.xmit_sl != mixed_sls) { // all sent before this packet carried the one SL
+    xmit_data_words_by_sl_[tx_.xmit_sl] = total_xmit_words() - words;
+    tx_.xmit_sl = mixed_sls;
+  }
+  xmit_data_words_by_sl_[sl] += words;
+}
+
+void Port::count_rcv_sl(std::uint8_t sl, std::uint64_t words) {
+  if (tx_.rcv_sl == no_sl) {
+    tx_.rcv_sl = sl;
+    return;
+  }
+  if (tx_.rcv_sl != mixed_sls) {
+    rcv_data_words_by_sl_[tx_.rcv_sl] = total_rcv_words() - words;
+    tx_.rcv_sl = mixed_sls;
+  }
+  rcv_data_words_by_sl_[sl] += words;
+}
+
 bool Port::on_vl15_arrives(const Packet& packet) {
   if (down_) {
-    vls_[management_vl].rcv_data_words -= (packet.wire_bytes + 3) / 4; // never received
-    vls_[management_vl].rcv_pkts -= 1;
-    rcv_data_words_by_sl_[packet.sl & 15u] -= (packet.wire_bytes + 3) / 4;
+    uncount_rcv(packet); // never received
     ++counters_.lost_on_wire;
     return false;
   }
@@ -189,9 +233,7 @@ bool Port::on_unexpected_arrival(const sim::Simulator& sim, const Packet& packet
   if (!down_)
     overrun(sim, packet);
   // It was on the wire when the link went down: it never arrives.
-  vls_[packet.vl].rcv_data_words -= (packet.wire_bytes + 3) / 4;
-  vls_[packet.vl].rcv_pkts -= 1;
-  rcv_data_words_by_sl_[packet.sl & 15u] -= (packet.wire_bytes + 3) / 4;
+  uncount_rcv(packet);
   ++counters_.lost_on_wire;
   return false;
 }
@@ -376,6 +418,10 @@ PortCounters Port::counters() const {
   }
   snapshot.xmit_data_words_by_sl = xmit_data_words_by_sl_;
   snapshot.rcv_data_words_by_sl = rcv_data_words_by_sl_;
+  if (tx_.xmit_sl < no_sl)
+    snapshot.xmit_data_words_by_sl[tx_.xmit_sl] = snapshot.xmit_data_words;
+  if (tx_.rcv_sl < no_sl)
+    snapshot.rcv_data_words_by_sl[tx_.rcv_sl] = snapshot.rcv_data_words;
   return snapshot;
 }
 

@@ -314,6 +314,17 @@ private:
   void add_xmit_wait(sim::Time start_at);
   void trace_packet(const Packet& packet, sim::Time start_at, sim::Time end_at);
 
+  static constexpr std::uint8_t no_sl = 16;
+  static constexpr std::uint8_t mixed_sls = 17;
+  /// A packet of `sl` with `words` sent (received) and counted per VL, its SL not the port's one so far.
+  void count_xmit_sl(std::uint8_t sl, std::uint64_t words);
+  void count_rcv_sl(std::uint8_t sl, std::uint64_t words);
+  /// Words the port has sent (received) on all VLs, this packet's included.
+  std::uint64_t total_xmit_words() const;
+  std::uint64_t total_rcv_words() const;
+  /// A received packet that never arrived after all (its link went down): uncounted.
+  void uncount_rcv(const Packet& packet);
+
   // What one packet touches, packed: the first line holds what sending reads and writes, the second what
   // sending, arrival and flow control share (the inbox of flow-control packets first); each VL's credits and
   // counters fill one line of their own. The rest of the port (configuration, wiring, cold counters, tracing) is
@@ -333,8 +344,13 @@ private:
     std::uint16_t sent_since_flow_control = 0;
     sim::ComponentType peer_type = 0;
     std::uint8_t peer_number = 0;
-    bool peer_arrival_after_tail = false;
-    std::uint8_t data_vls = 0;  ///< operational data VLs (data_vls())
+    /// The SL every packet sent (received) so far carried, no_sl before the first, mixed_sls once two differed:
+    /// while one SL carries everything, its PortXmitDataSL (PortRcvDataSL) is the port's total and the per-SL
+    /// arrays, two more lines per packet, stay untouched.
+    std::uint8_t xmit_sl = no_sl;
+    std::uint8_t rcv_sl = no_sl;
+    std::uint8_t data_vls = 0; ///< operational data VLs (data_vls())
+    bool peer_arrival_after_tail : 1 = false;
     bool connected : 1 = false; ///< a switch checks its output's on every arrival
     bool tracing : 1 = false;   ///< tracer_ is set
     bool refresh_armed : 1 = false;
@@ -364,8 +380,8 @@ private:
   };
   static_assert(sizeof(VlState) == 64, "one VL's state fits one cache line");
   std::array<VlState, vl_slots> vls_{};
-  std::array<std::uint64_t, 16> xmit_data_words_by_sl_{};
-  std::array<std::uint64_t, 16> rcv_data_words_by_sl_{};
+  std::array<std::uint64_t, 16> xmit_data_words_by_sl_{}; ///< once tx_.xmit_sl is mixed_sls
+  std::array<std::uint64_t, 16> rcv_data_words_by_sl_{};  ///< once tx_.rcv_sl is mixed_sls
   VlArbiter arbiter_{VlArbConfig::opensm_default(1)};
 
   // Wiring.
@@ -443,7 +459,8 @@ inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle 
     add_xmit_wait(start_at);
   vls_[vl].xmit_data_words += (packet.wire_bytes + 3) / 4;
   vls_[vl].xmit_pkts += 1;
-  xmit_data_words_by_sl_[packet.sl & 15u] += (packet.wire_bytes + 3) / 4;
+  if ((packet.sl & 15u) != tx_.xmit_sl) [[unlikely]]
+    count_xmit_sl(packet.sl & 15u, (packet.wire_bytes + 3) / 4);
 
   packet.vl = vl;
   packet.in_port = tx_.peer_number;
@@ -467,7 +484,8 @@ inline bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
   VlState& state = vls_[packet.vl];
   state.rcv_data_words += (packet.wire_bytes + 3) / 4;
   state.rcv_pkts += 1;
-  rcv_data_words_by_sl_[packet.sl & 15u] += (packet.wire_bytes + 3) / 4;
+  if ((packet.sl & 15u) != tx_.rcv_sl) [[unlikely]]
+    count_rcv_sl(packet.sl & 15u, (packet.wire_bytes + 3) / 4);
   if (packet.vl == management_vl)
     return on_vl15_arrives(packet);
   const std::uint32_t blocks = blocks_for(packet.wire_bytes);

@@ -1,6 +1,7 @@
 // Port: serialization, propagation, per-VL credits and flow-control packets between two endpoints wired
 // back to back (STYLE rule 31: the smallest wiring, exact integer-picosecond figures).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <string>
@@ -230,6 +231,40 @@ TEST_CASE("link::Port: too few credits over a long cable cap throughput at credi
   CHECK(c.xmit_data_words_by_sl[0] == 200 * (4138 + 2) / 4);
   CHECK(net.b().port().counters().rcv_data_words_by_sl[0] == net.b().port().counters().rcv_data_words);
   CHECK(net.invariants(true).empty());
+}
+
+TEST_CASE("link::Port: PortXmitDataSL and PortRcvDataSL once a port carries several SLs, two on one VL",
+          "[link][quick]") {
+  // One SL alone counts as the port's total; the second SL, 10 us in, splits the counts from then on.
+  BackToBack net(edr(10), port_config(256, 4), port_config(256, 4));
+  net.a().add_flow(write_flow(2, 10, 4096, 2));
+  Flow sl5_on_vl0 = write_flow(2, 7, 256, 5);
+  sl5_on_vl0.vl = 0;
+  sl5_on_vl0.start_at = sim::Time::from_us(10);
+  net.a().add_flow(sl5_on_vl0);
+  Flow sl0 = write_flow(2, 3, 1024, 0);
+  sl0.start_at = sim::Time::from_us(20);
+  net.a().add_flow(sl0);
+  net.run();
+  const link::PortCounters sent = net.a().port().counters();
+  const link::PortCounters received = net.b().port().counters();
+  // Words of 4 bytes, LRH through VCRC: payload + 42 header and CRC bytes, rounded up.
+  const std::uint64_t sl2 = 10 * ((4096 + 42 + 3) / 4), sl5 = 7 * ((256 + 42 + 3) / 4),
+                      sl0_words = 3 * ((1024 + 42 + 3) / 4);
+  for (const link::PortCounters* c : {&sent, &received}) {
+    const auto& by_sl = c == &sent ? c->xmit_data_words_by_sl : c->rcv_data_words_by_sl;
+    CHECK(by_sl[2] == sl2);
+    CHECK(by_sl[5] == sl5);
+    CHECK(by_sl[0] == sl0_words);
+    std::uint64_t all = 0;
+    for (const std::uint64_t words : by_sl)
+      all += words;
+    CHECK(all == sl2 + sl5 + sl0_words);
+  }
+  CHECK(sent.xmit_data_words == sl2 + sl5 + sl0_words);
+  CHECK(sent.xmit_data_words_by_vl[0] == sl5 + sl0_words);
+  // The other way, only flow-control packets (not data): no SL counted at all.
+  CHECK(net.b().port().counters().xmit_data_words_by_sl == std::array<std::uint64_t, 16>{});
 }
 
 TEST_CASE("link::Port: PortXmitWait's tick is symbol times of one lane, whatever the width", "[link][quick]") {
