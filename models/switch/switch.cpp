@@ -125,8 +125,14 @@ void Switch::prefetch_near(const sim::Event& event) const {
   if (event.kind == static_cast<std::uint8_t>(Kind::packet_arrives)) {
     const link::Packet& packet = pool_[link::PacketHandle{event.handle}];
     ports_[packet.in_port].prefetch_receive(packet.vl);
-    if (packet.dlid < lft_.size())
-      __builtin_prefetch(&lft_[packet.dlid]);
+    // The LFTs are a few lines per switch and stay cached: the entry can be read to start on the output's lines.
+    if (packet.dlid < lft_.size()) {
+      const std::uint8_t out = lft_[packet.dlid];
+      if (out < outputs_.size()) {
+        __builtin_prefetch(&outputs_[out]);
+        ports_[out].prefetch_send();
+      }
+    }
     if (!voq_) // a VOQ slot depends on the route
       __builtin_prefetch(&inputs_[slot(packet.in_port, packet.vl, 0)]);
   } else if (event.kind == static_cast<std::uint8_t>(Kind::tx_done)) {
