@@ -282,6 +282,9 @@ private:
   // event that would have found nothing to do is never dispatched, and those that are keep their order exactly.
   bool sending_ = false;
   bool tx_scheduled_ = false;
+  /// Bit v: ready_[v] or acks_[v] holds something. The rings take 12 cache lines, which a look at every VL on every
+  /// send touched (a fifth of the fabric-level run's cache misses); the mask names the few that matter.
+  std::uint16_t waiting_vls_ = 0;
   sim::Time tx_done_at_;
   std::uint64_t tx_seq_ = 0;
   bool reliable_ = false;
@@ -290,11 +293,6 @@ private:
   std::vector<PortState> ports_;
   std::vector<Connection> connections_;
   std::size_t released_connections_ = 0;                       ///< connections_.size() before release_connections()
-  std::array<sim::Ring<std::uint32_t>, link::vl_slots> ready_; ///< by VL: connections with a packet to send now
-  std::array<sim::Ring<Ack>, link::vl_slots> acks_;            ///< by VL: ACKs to send, before any data
-  /// Bit v: ready_[v] or acks_[v] holds something. The rings take 12 cache lines, which a look at every VL on every
-  /// send touched (a fifth of the fabric-level run's cache misses); the mask names the few that matter.
-  std::uint16_t waiting_vls_ = 0;
   void queue_ready(std::uint8_t vl, std::uint32_t qpn) {
     ready_[vl].push_back(qpn);
     waiting_vls_ |= static_cast<std::uint16_t>(1u << vl);
@@ -313,6 +311,9 @@ private:
   std::array<SlFlow, 16> sl_flows_{};
   link::cc::CaCounters cc_counters_;
   sim::Tracer* tracer_ = nullptr;
+  // Last: 12 lines of which a send touches one or two (waiting_vls_).
+  std::array<sim::Ring<std::uint32_t>, link::vl_slots> ready_; ///< by VL: connections with a packet to send now
+  std::array<sim::Ring<Ack>, link::vl_slots> acks_;            ///< by VL: ACKs to send, before any data
 };
 
 } // namespace ib::endpoint
