@@ -292,7 +292,7 @@ private:
   std::uint32_t requeue_ = 0; ///< the connection whose packet is leaving, to queue again when it has left (0: none)
   std::vector<PortState> ports_;
   std::vector<Connection> connections_;
-  std::size_t released_connections_ = 0;                       ///< connections_.size() before release_connections()
+  std::size_t released_connections_ = 0; ///< connections_.size() before release_connections()
   void queue_ready(std::uint8_t vl, std::uint32_t qpn) {
     ready_[vl].push_back(qpn);
     waiting_vls_ |= static_cast<std::uint16_t>(1u << vl);
