@@ -177,42 +177,20 @@ void Port::uncount_rcv(const Packet& packet) {
     rcv_data_words_by_sl_[packet.sl & 15u] -= words;
 }
 
-std::uint64_t Port::total_xmit_words() const {
-  std::uint64_t words = 0;
-  for (const VlState& state : vls_)
-    words += state.xmit_data_words;
-  return words;
-}
-
-std::uint64_t Port::total_rcv_words() const {
-  std::uint64_t words = 0;
-  for (const VlState& state : vls_)
-    words += state.rcv_data_words;
-  return words;
-}
-
-void Port::count_xmit_sl(std::uint8_t sl, std::uint64_t words) {
-  if (tx_.xmit_sl == no_sl) {
-    tx_.xmit_sl = sl;
+void Port::count_by_sl(std::uint8_t& sl_so_far, std::array<std::uint64_t, 16>& by_sl,
+                       std::uint64_t VlState::*words_per_vl, std::uint8_t sl, std::uint64_t words) {
+  if (sl_so_far == no_sl) {
+    sl_so_far = sl;
     return;
   }
-  if (tx_.xmit_sl != mixed_sls) { // all sent before this packet carried the one SL
-    xmit_data_words_by_sl_[tx_.xmit_sl] = total_xmit_words() - words;
-    tx_.xmit_sl = mixed_sls;
+  if (sl_so_far != mixed_sls) {
+    std::uint64_t before = 0;
+    for (const VlState& state : vls_)
+      before += state.*words_per_vl;
+    by_sl[sl_so_far] = before - words;
+    sl_so_far = mixed_sls;
   }
-  xmit_data_words_by_sl_[sl] += words;
-}
-
-void Port::count_rcv_sl(std::uint8_t sl, std::uint64_t words) {
-  if (tx_.rcv_sl == no_sl) {
-    tx_.rcv_sl = sl;
-    return;
-  }
-  if (tx_.rcv_sl != mixed_sls) {
-    rcv_data_words_by_sl_[tx_.rcv_sl] = total_rcv_words() - words;
-    tx_.rcv_sl = mixed_sls;
-  }
-  rcv_data_words_by_sl_[sl] += words;
+  by_sl[sl] += words;
 }
 
 bool Port::on_vl15_arrives(const Packet& packet) {

@@ -316,12 +316,6 @@ private:
 
   static constexpr std::uint8_t no_sl = 16;
   static constexpr std::uint8_t mixed_sls = 17;
-  /// A packet of `sl` with `words` sent (received) and counted per VL, its SL not the port's one so far.
-  void count_xmit_sl(std::uint8_t sl, std::uint64_t words);
-  void count_rcv_sl(std::uint8_t sl, std::uint64_t words);
-  /// Words the port has sent (received) on all VLs, this packet's included.
-  std::uint64_t total_xmit_words() const;
-  std::uint64_t total_rcv_words() const;
   /// A received packet that never arrived after all (its link went down): uncounted.
   void uncount_rcv(const Packet& packet);
 
@@ -379,6 +373,11 @@ private:
     std::uint64_t rcv_pkts = 0;
   };
   static_assert(sizeof(VlState) == 64, "one VL's state fits one cache line");
+  /// A packet of `sl` with `words`, already counted per VL, whose SL is not the one `sl_so_far` names
+  /// (TxState::xmit_sl or rcv_sl): the port's first SL, or one more once per-SL counting in `by_sl` has begun; on
+  /// the second SL the first's count, all of `VlState::*words_per_vl` before this packet, goes to `by_sl`.
+  void count_by_sl(std::uint8_t& sl_so_far, std::array<std::uint64_t, 16>& by_sl, std::uint64_t VlState::*words_per_vl,
+                   std::uint8_t sl, std::uint64_t words);
   std::array<VlState, vl_slots> vls_{};
   std::array<std::uint64_t, 16> xmit_data_words_by_sl_{}; ///< once tx_.xmit_sl is mixed_sls
   std::array<std::uint64_t, 16> rcv_data_words_by_sl_{};  ///< once tx_.rcv_sl is mixed_sls
@@ -460,7 +459,8 @@ inline sim::Time Port::send(sim::Simulator& sim, PacketPool& pool, PacketHandle 
   vls_[vl].xmit_data_words += (packet.wire_bytes + 3) / 4;
   vls_[vl].xmit_pkts += 1;
   if ((packet.sl & 15u) != tx_.xmit_sl) [[unlikely]]
-    count_xmit_sl(packet.sl & 15u, (packet.wire_bytes + 3) / 4);
+    count_by_sl(tx_.xmit_sl, xmit_data_words_by_sl_, &VlState::xmit_data_words, packet.sl & 15u,
+                (packet.wire_bytes + 3) / 4);
 
   packet.vl = vl;
   packet.in_port = tx_.peer_number;
@@ -485,7 +485,8 @@ inline bool Port::on_packet_arrives(sim::Simulator& sim, const Packet& packet) {
   state.rcv_data_words += (packet.wire_bytes + 3) / 4;
   state.rcv_pkts += 1;
   if ((packet.sl & 15u) != tx_.rcv_sl) [[unlikely]]
-    count_rcv_sl(packet.sl & 15u, (packet.wire_bytes + 3) / 4);
+    count_by_sl(tx_.rcv_sl, rcv_data_words_by_sl_, &VlState::rcv_data_words, packet.sl & 15u,
+                (packet.wire_bytes + 3) / 4);
   if (packet.vl == management_vl)
     return on_vl15_arrives(packet);
   const std::uint32_t blocks = blocks_for(packet.wire_bytes);
