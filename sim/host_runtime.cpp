@@ -326,7 +326,7 @@ void HostRuntime::program_left() {
 
 void HostRuntime::block(std::uint32_t index) {
   ProgramState& program = *programs_[index];
-  assert(sim_.now() == simgrid_now() && "a program runs only at the fabric's instant");
+  assert(simgrid_now() <= sim_.now() && "SimGrid's clock never runs ahead of the fabric's");
   program.blocked = true;
   --runnable_;
   arm_fabric_timer();
@@ -384,12 +384,10 @@ void HostRuntime::on_program_event(const Event& event) {
     sim_.mark_stale(); // the other half of a wait_for, already woken
     return;
   }
-  if (event.time > simgrid_now()) {
-    // Let SimGrid's clock reach the instant first, so the program resumes exactly then.
-    sim_.put_back(event);
-    arm_fabric_timer();
-    return;
-  }
+  // SimGrid's clock may still be at the burst's first event: the program resumes now all the same, and its next
+  // block sets the timer at the fabric's next instant, which brings the clock up again. Putting the wake-up back
+  // until a timer had moved SimGrid's clock to it cost a second round of SimGrid's engine per wake-up, 5 % of a
+  // full-host run's instructions; nothing a program does reads SimGrid's clock.
   ++program.generation;
   program.blocked = false;
   ++runnable_;

@@ -3,11 +3,11 @@
 //
 // A program is sequential code (`compute`, `wait` on a Signal, verbs calls later) run by an S4U actor. Every
 // instant at which a program can act is an event in the kernel's calendar: its compute() end or the notify() of
-// a signal it waits on. The fabric runs inside one SimGrid timer callback and stops at the first such event; if
-// that event lies ahead of SimGrid's clock it is put back untouched and the timer re-armed at its date, so a
-// program always resumes with SimGrid's clock at exactly the event's instant, and the fabric never runs past an
-// instant at which a program can act. SimGrid sees only program wake-ups, never packets. Programs must block
-// only through this API: SimGrid's own sleeps or mailboxes would bypass the calendar.
+// a signal it waits on. The fabric runs inside one SimGrid timer callback and stops at the first such event, so it
+// never runs past an instant at which a program can act; the program resumes there, and when it blocks the timer
+// is set at the fabric's next instant. SimGrid's clock is therefore never ahead of the fabric's, and reaches it at
+// each timer: within a burst it lags, and nothing reads it there. SimGrid sees only program wake-ups, never
+// packets. Programs must block only through this API: SimGrid's own sleeps or mailboxes would bypass the calendar.
 #pragma once
 
 #include <cstdint>

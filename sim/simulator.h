@@ -118,7 +118,7 @@ public:
   }
 
   /// Returns an event just popped, unchanged (same time and seq, so its order is kept), and stops the run: for
-  /// a dispatcher that finds the event cannot be handled yet (a program wake-up ahead of SimGrid's clock).
+  /// a dispatcher that finds the event cannot be handled yet.
   void put_back(const Event& event) {
     calendar_.push(event);
     --events_dispatched_;
