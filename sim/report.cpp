@@ -1,8 +1,9 @@
 #include "sim/report.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
-#include <iomanip>
+#include <memory>
 #include <ostream>
 #include <sstream>
 #include <sys/resource.h>
@@ -51,8 +52,52 @@ std::string report_to_json(const ReportJson& report) {
   return report.dump(2) + "\n";
 }
 
+namespace {
+
+/// nlohmann's serializer writes a report a token at a time; its own stream adapter makes each token an ostream
+/// write (a sentry, a virtual call), which costs more than the formatting. This one gathers them in a buffer.
+class BufferedStream final : public nlohmann::detail::output_adapter_protocol<char> {
+public:
+  explicit BufferedStream(std::ostream& out) : out_(out) {}
+  ~BufferedStream() override { flush(); }
+  void write_character(char c) override {
+    if (used_ == buffer_.size())
+      flush();
+    buffer_[used_++] = c;
+  }
+  void write_characters(const char* s, std::size_t length) override {
+    if (length > buffer_.size() - used_) {
+      flush();
+      if (length > buffer_.size()) {
+        out_.write(s, static_cast<std::streamsize>(length));
+        return;
+      }
+    }
+    std::copy_n(s, length, buffer_.data() + used_);
+    used_ += length;
+  }
+  void flush() {
+    out_.write(buffer_.data(), static_cast<std::streamsize>(used_));
+    used_ = 0;
+  }
+
+private:
+  std::ostream& out_;
+  std::array<char, 1 << 16> buffer_;
+  std::size_t used_ = 0;
+};
+
+} // namespace
+
 void write_report_json(std::ostream& out, const ReportJson& report) {
-  out << std::setw(2) << report << '\n'; // nlohmann's stream output: dump(2) without the string
+  // dump(2)'s text, streamed: a report with a million flows is hundreds of MB, never held as one string.
+  {
+    const auto stream = std::make_shared<BufferedStream>(out);
+    nlohmann::detail::serializer<ReportJson> serializer(stream, ' ');
+    serializer.dump(report, true, false, 2);
+    stream->flush();
+  }
+  out << '\n';
 }
 
 std::string report_to_table(const ReportJson& report) {

@@ -34,6 +34,20 @@ TEST_CASE("sim::write_report_json: the same text as report_to_json, and the stre
   CHECK(out.str()[out.str().size() - 2] == '\n');
 }
 
+TEST_CASE("sim::write_report_json: a report many times its buffer, and a string longer than it, come out whole",
+          "[sim][quick]") {
+  sim::ReportJson report = sample_report();
+  sim::ReportJson rows = sim::ReportJson::array();
+  for (int i = 0; i < 20000; ++i)
+    rows.push_back({{"port", "leaf" + std::to_string(i)}, {"PortXmitData", i * 7}});
+  report["results"]["ports"] = std::move(rows);
+  report["results"]["long"] = std::string(200000, 'x'); // past the 64 KiB buffer in one write
+  std::ostringstream out;
+  sim::write_report_json(out, report);
+  CHECK(out.str().size() > 1000000);
+  CHECK(out.str() == sim::report_to_json(report));
+}
+
 TEST_CASE("sim::report_to_table: scalars first then one aligned block per section", "[sim][quick]") {
   const std::string text = sim::report_to_table(sample_report());
   CHECK(text == "ibnetsim: 0.1.0\n"
