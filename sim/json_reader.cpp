@@ -390,6 +390,10 @@ std::string place(const std::string& pointer) {
 } // namespace
 
 JsonDocument load_json_file(const std::string& path) {
+  return parse_json_text(path, read_json_file_text(path));
+}
+
+std::string read_json_file_text(const std::string& path) {
   const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
   if (!file) {
     const int error = errno;
@@ -407,7 +411,7 @@ JsonDocument load_json_file(const std::string& path) {
     const int error = errno;
     fail(path, "", "a readable file", std::strerror(error));
   }
-  return parse_json_text(path, text);
+  return text;
 }
 
 JsonDocument parse_json_text(std::string file_label, std::string_view text) {

@@ -29,6 +29,8 @@ struct JsonDocument {
 
 /// Reads and parses `path`. Unreadable file, malformed JSON (with line and column) or a duplicate key: InputError.
 JsonDocument load_json_file(const std::string& path);
+/// The text load_json_file() parses, with its errors for a file it cannot read or that is too large.
+std::string read_json_file_text(const std::string& path);
 /// Parses `text` as if read from a file named `file_label`; errors as load_json_file().
 JsonDocument parse_json_text(std::string file_label, std::string_view text);
 

@@ -1,5 +1,7 @@
 #include "sim/profile.h"
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -27,7 +29,26 @@ std::string first_token(std::string_view pointer) {
 } // namespace
 
 Profile load_profile(const std::string& path) {
-  return parse_profile(load_json_file(path));
+  // A run reads the same few files many times over (the topology's catalogue, validation of the profiles they
+  // name, the configuration's digests): each text is parsed once and copied per call. Keyed by the whole text, not
+  // the file's timestamps, so that a file rewritten between two loads (within the clock's granularity, in a test
+  // or a Python session) is never taken for the version parsed.
+  std::string text = read_json_file_text(path);
+  struct Parsed {
+    std::string text;
+    Profile profile;
+  };
+  static std::mutex mutex; // sweeps and the Python module may load profiles from several threads
+  static std::map<std::string, Parsed, std::less<>> parsed;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = parsed.find(path); it != parsed.end() && it->second.text == text)
+      return it->second.profile;
+  }
+  Profile profile = parse_profile(parse_json_text(path, text)); // a broken file throws and is not kept
+  const std::lock_guard<std::mutex> lock(mutex);
+  parsed.insert_or_assign(path, Parsed{std::move(text), profile});
+  return profile;
 }
 
 Profile parse_profile(const JsonDocument& document) {

@@ -51,7 +51,8 @@ struct Override {
 using ProfileOverrides = std::map<std::string, std::vector<Override>, std::less<>>;
 
 /// Loads and checks the profile at `path` (not its parameters' types or ranges: read_profile() does that).
-/// Unreadable file, bad JSON, unknown or missing keys, a parameter without value or source: InputError.
+/// Unreadable file, bad JSON, unknown or missing keys, a parameter without value or source: InputError. Each text
+/// is parsed once per process (a file read again with the same text gives a copy of what was parsed); thread-safe.
 Profile load_profile(const std::string& path);
 /// As load_profile(), for a parsed document (sim::parse_json_text).
 Profile parse_profile(const JsonDocument& document);

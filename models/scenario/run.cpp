@@ -292,7 +292,7 @@ nlohmann::ordered_json port_counters(Cluster& cluster) {
   for (const auto& [a, b] : cluster.fabric().links()) {
     for (const ib::link::Port* p : {a, b}) {
       const ib::link::PortCounters c = p->counters();
-      nlohmann::ordered_json row;
+      nlohmann::ordered_json row = sim::report_object(12);
       row["port"] = sim.component_name(p->owner_component_id()) + "/" + std::to_string(p->number());
       row["PortXmitData"] = c.xmit_data_words;
       row["PortRcvData"] = c.rcv_data_words;
@@ -322,15 +322,15 @@ nlohmann::ordered_json port_counters(Cluster& cluster) {
         if (c.xmit_pkts_by_vl[static_cast<std::size_t>(vl)] > 0)
           by_vl[std::to_string(vl)] = {{"xmit_data_words", c.xmit_data_words_by_vl[static_cast<std::size_t>(vl)]},
                                        {"xmit_pkts", c.xmit_pkts_by_vl[static_cast<std::size_t>(vl)]}};
-      row["vls"] = by_vl;
+      row["vls"] = std::move(by_vl);
       // perfquery -X and -S: data words per SL, either way.
       nlohmann::ordered_json by_sl = nlohmann::ordered_json::object();
       for (std::size_t sl = 0; sl < c.xmit_data_words_by_sl.size(); ++sl)
         if (c.xmit_data_words_by_sl[sl] + c.rcv_data_words_by_sl[sl] > 0)
           by_sl[std::to_string(sl)] = {{"PortXmitDataSL", c.xmit_data_words_by_sl[sl]},
                                        {"PortRcvDataSL", c.rcv_data_words_by_sl[sl]}};
-      row["sls"] = by_sl;
-      ports.push_back(row);
+      row["sls"] = std::move(by_sl);
+      ports.push_back(std::move(row));
     }
   }
   return ports;

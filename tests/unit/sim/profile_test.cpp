@@ -110,6 +110,21 @@ TEST_CASE("sim::Profile: load_profile keeps name, model, description, values and
   CHECK(p.sources.at("cut_through") == "estimate: fast");
 }
 
+TEST_CASE("sim::Profile: load_profile sees a file rewritten at once, even to the same size, and its breakage",
+          "[sim][quick]") {
+  json document = demo_profile();
+  const TempProfile file("reload", document);
+  CHECK(sim::load_profile(file.path).values.at("port_count") == 36);
+  CHECK(sim::load_profile(file.path).values.at("port_count") == 36); // parsed once, the same either way
+  // Same length, same inode, within the file system clock's granularity: only the text tells the versions apart.
+  document["parameters"]["port_count"]["value"] = 37;
+  std::ofstream(file.path) << document.dump(2);
+  CHECK(sim::load_profile(file.path).values.at("port_count") == 37);
+  document["parameters"]["port_count"].erase("source");
+  std::ofstream(file.path) << document.dump(2);
+  CHECK_THROWS_AS(sim::load_profile(file.path), sim::InputError);
+}
+
 TEST_CASE("sim::Profile: read_profile reads every parameter and applies overrides in order", "[sim][quick]") {
   const TempProfile file("read", demo_profile());
   const Profile p = sim::load_profile(file.path);
