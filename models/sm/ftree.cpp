@@ -74,7 +74,10 @@ private:
   std::vector<std::uint32_t> leaves_; // leaf array, in tuple order
   std::map<Tuple, std::uint32_t> by_tuple_;
   std::uint32_t leaf_rank_ = 0;
-  std::vector<std::vector<std::uint8_t>> hops_; // per switch, per LID: ftree's own hop table
+  // ftree's own hop table, LID-major: routing one LID reads and writes its entries on every switch, which then
+  // share a few cache lines instead of each being a miss a table's row (a switch's LIDs) apart.
+  std::vector<std::uint8_t> hops_;
+  std::uint8_t& hop(std::uint32_t s, Lid lid) { return hops_[std::size_t{lid} * sw_.size() + s]; }
   Routing* routing_ = nullptr;
 
   std::uint8_t& lft(std::uint32_t s, Lid lid) { return routing_->lfts[sw_[s].node][lid]; }
@@ -138,7 +141,7 @@ private:
   bool route_downgoing_by_going_up(std::uint32_t s, std::int32_t previous, Lid lid, bool main_path, unsigned hops);
   void set_route(std::uint32_t s, Lid lid, std::uint8_t port, unsigned hops) {
     lft(s, lid) = port;
-    hops_[s][lid] = static_cast<std::uint8_t>(std::min(hops, 255u));
+    hop(s, lid) = static_cast<std::uint8_t>(std::min(hops, 255u));
   }
 
   void rank_check_for_message(const RoutingInput& input) const;
@@ -357,7 +360,7 @@ std::string FatTree::construct(const RoutingInput& input) {
     return "more than one root at maximum rank 0";
 
   // Port groups; HCA ports cabled to unranked (removed) switches are left out.
-  hops_.assign(sw_.size(), std::vector<std::uint8_t>(std::size_t{input.lids.max_lid()} + 1, no_path));
+  hops_.assign((std::size_t{input.lids.max_lid()} + 1) * sw_.size(), no_path);
   for (std::uint32_t i = 0; i < sw_.size(); ++i) {
     FtSwitch& s = sw_[i];
     if (s.rank == unranked)
@@ -457,7 +460,7 @@ bool FatTree::route_upgoing_by_going_down(std::uint32_t s, std::int32_t previous
       continue;
     GroupPort& port = least_loaded(g, true);
     const auto remote = static_cast<std::uint32_t>(g.remote);
-    const std::uint8_t known = hops_[remote][lid];
+    const std::uint8_t known = hop(remote, lid);
     if (known != no_path && hops + 1 >= known)
       continue; // already routed by a path no longer than this one
     set_route(remote, lid, port.remote_port, hops + 1);
@@ -486,7 +489,7 @@ bool FatTree::route_downgoing_by_going_up(std::uint32_t s, std::int32_t previous
     ++min_port->counter_down;
     if (g.counter_down == sw_[remote].min_counter_down + 1)
       recalculate_min_counter_down(remote);
-    if (lft(remote, lid) == no_path || hops + 1 < hops_[remote][lid])
+    if (lft(remote, lid) == no_path || hops + 1 < hop(remote, lid))
       set_route(remote, lid, min_port->remote_port, hops + 1);
     created |= route_downgoing_by_going_up(remote, static_cast<std::int32_t>(s), lid, true, hops + 1);
   }
@@ -494,7 +497,7 @@ bool FatTree::route_downgoing_by_going_up(std::uint32_t s, std::int32_t previous
   for (std::size_t i = main_path ? 1 : 0; i < sw_[s].up.size(); ++i) {
     Group& g = groups_[sw_[s].up[i]];
     const auto remote = static_cast<std::uint32_t>(g.remote);
-    if (lft(remote, lid) != no_path && hops + 1 >= hops_[remote][lid])
+    if (lft(remote, lid) != no_path && hops + 1 >= hop(remote, lid))
       continue;
     set_route(remote, lid, least_loaded(g, false).remote_port, hops + 1);
     created |= route_downgoing_by_going_up(remote, static_cast<std::int32_t>(s), lid, false, hops + 1);
@@ -504,7 +507,7 @@ bool FatTree::route_downgoing_by_going_up(std::uint32_t s, std::int32_t previous
   for (std::size_t i = 0; i < sw_[s].sibling.size(); ++i) {
     Group& g = groups_[sw_[s].sibling[i]];
     const auto remote = static_cast<std::uint32_t>(g.remote);
-    if (lft(remote, lid) != no_path && hops + 1 >= hops_[remote][lid])
+    if (lft(remote, lid) != no_path && hops + 1 >= hop(remote, lid))
       continue;
     min_port = &least_loaded(g, false);
     set_route(remote, lid, min_port->remote_port, hops + 1);
@@ -554,10 +557,10 @@ Routing FatTree::route(const RoutingInput& input) {
       ++routed;
     }
     for (; routed < max_hcas_per_leaf; ++routed) {
-      hops_[l][0] = 1;
+      hop(l, 0) = 1;
       route_downgoing_by_going_up(l, -1, 0, true, 1);
       for (std::uint32_t s = 0; s < sw_.size(); ++s) {
-        hops_[s][0] = no_path;
+        hop(s, 0) = no_path;
         lft(s, 0) = no_path;
       }
     }
