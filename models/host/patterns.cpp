@@ -9,6 +9,7 @@
 // per-host injection rate, the fairness of the flows, and message latency (post to completion).
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <numeric>
 #include <sstream>
 #include <utility>
@@ -598,15 +599,25 @@ private:
         h.qp_by_peer.emplace_back(p, h.endpoint->create_connection(*this, i));
     }
     const endpoint::Verb verb = verb_ == "write" ? endpoint::Verb::write : endpoint::Verb::send;
+    const sim::Time timeout = recovery_.timeout == 0 ? sim::Time::zero()
+                                                     : sim::Time::from_ps(4'096'000) *
+                                                           (std::int64_t{1} << std::min<int>(recovery_.timeout, 31));
+    // Host i's QP to p connects to p's QP to i. Taking the hosts in order, the hosts that reach p come in p's own
+    // (sorted) peer order, since p talks to i exactly when i talks to p: p's QP to i is the next of p's list, where a
+    // search of it would cost a cache miss per step on millions of connections.
+    std::vector<std::uint32_t> next_of_peer(n, 0);
+    std::vector<std::uint16_t> lid(n);
+    for (std::uint32_t i = 0; i < n; ++i)
+      lid[i] = native_[i].endpoint->lid();
     for (std::uint32_t i = 0; i < n; ++i) {
       NativeHost& h = native_[i];
+      const HostNode& node = cluster.host(hosts_[i]);
       for (const auto& [p, qpn] : h.qp_by_peer) {
         const NativeHost& peer = native_[p];
-        h.endpoint->connect(qpn, peer.endpoint->lid(), cluster.path_sl(cluster.host(hosts_[i]), peer.endpoint->lid()),
-                            qp_to(peer, i), mtu_, verb,
-                            recovery_.timeout == 0 ? sim::Time::zero()
-                                                   : sim::Time::from_ps(4'096'000) *
-                                                         (std::int64_t{1} << std::min<int>(recovery_.timeout, 31)),
+        const auto& [peer_of_peer, remote_qpn] = peer.qp_by_peer[next_of_peer[p]++];
+        assert(peer_of_peer == i && "peer lists are symmetric and sorted");
+        (void)peer_of_peer;
+        h.endpoint->connect(qpn, lid[p], cluster.path_sl(node, lid[p]), remote_qpn, mtu_, verb, timeout,
                             recovery_.retry_count);
       }
     }
