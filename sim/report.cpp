@@ -91,13 +91,11 @@ private:
 
 void write_report_json(std::ostream& out, const ReportJson& report) {
   // dump(2)'s text, streamed: a report with a million flows is hundreds of MB, never held as one string.
-  {
-    const auto stream = std::make_shared<BufferedStream>(out);
-    nlohmann::detail::serializer<ReportJson> serializer(stream, ' ');
-    serializer.dump(report, true, false, 2);
-    stream->flush();
-  }
-  out << '\n';
+  // Flushed when its last holder, this or the serializer, goes: at the end, or as an exception leaves.
+  const auto stream = std::make_shared<BufferedStream>(out);
+  nlohmann::detail::serializer<ReportJson> serializer(stream, ' ');
+  serializer.dump(report, true, false, 2);
+  stream->write_character('\n');
 }
 
 std::string report_to_table(const ReportJson& report) {
