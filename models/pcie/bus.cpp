@@ -244,8 +244,12 @@ void Bus::queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible) {
     if (l.visible_queued[k]++ == 0) {
       l.wire_before_visible[k] = l.queued_wire[k];
       l.visible_slack[k] = own;
-    } else {
-      l.visible_slack[k] = std::min(l.visible_slack[k], own);
+      l.visible_at_least_slack[k] = 1;
+    } else if (own < l.visible_slack[k]) {
+      l.visible_slack[k] = own;
+      l.visible_at_least_slack[k] = 1;
+    } else if (own == l.visible_slack[k]) {
+      ++l.visible_at_least_slack[k];
     }
   }
   l.queued_wire[k] += wire_time(tlp.wire_bytes);
@@ -263,15 +267,24 @@ void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
   }
   if (--l.visible_queued[k] == 0)
     return;
-  // The next visible TLP: sum what lies ahead of it; and the least slack of the visible ones left.
+  // The next visible TLP: sum what lies ahead of it. The least slack of the visible ones left changes only if this
+  // was the last with it (a queue of MRds, all alike, never needs the rescan).
+  const bool rescan = slack(l.direction, tlp) == l.visible_slack[k] && --l.visible_at_least_slack[k] == 0;
   sim::Time ahead;
   bool found = false;
   const sim::Ring<TlpHandle>& q = l.queues[k];
   for (std::uint32_t i = 0; i < q.size(); ++i) {
     const Tlp& t = tlps_[q[i]];
     if (visible(l.direction, t)) {
+      if (!rescan)
+        break;
       const sim::Time own = slack(l.direction, t);
-      l.visible_slack[k] = found ? std::min(l.visible_slack[k], own) : own;
+      if (!found || own < l.visible_slack[k]) {
+        l.visible_slack[k] = own;
+        l.visible_at_least_slack[k] = 1;
+      } else if (own == l.visible_slack[k]) {
+        ++l.visible_at_least_slack[k];
+      }
       found = true;
     } else if (!found) {
       ahead += wire_time(t.wire_bytes);

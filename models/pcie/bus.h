@@ -212,6 +212,9 @@ private:
     std::array<sim::Time, 3> queued_wire{};
     std::array<sim::Time, 3> wire_before_visible{};
     std::array<sim::Time, 3> visible_slack{}; ///< the least slack() of each queue's visible TLPs
+    /// How many of them have that least slack: removing one of those leaves the least unchanged unless it was the
+    /// last, so the queue is rescanned only then.
+    std::array<std::uint32_t, 3> visible_at_least_slack{};
     Credits credits;
     sim::Time sent_since_ack;       ///< TLP wire time since this direction's last Ack DLLP
     sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
