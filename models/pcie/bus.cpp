@@ -240,17 +240,10 @@ void Bus::queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible) {
     // The least slack of every visible TLP queued, not the first's: a later one may have less (a notified write's
     // end behind a CQE write whose visibility is further off), and it leaves no earlier than the wire ahead of the
     // first.
-    const sim::Time own = slack(l.direction, tlp);
-    if (l.visible_queued[k]++ == 0) {
+    const bool first = l.visible_queued[k]++ == 0;
+    if (first)
       l.wire_before_visible[k] = l.queued_wire[k];
-      l.visible_slack[k] = own;
-      l.visible_at_least_slack[k] = 1;
-    } else if (own < l.visible_slack[k]) {
-      l.visible_slack[k] = own;
-      l.visible_at_least_slack[k] = 1;
-    } else if (own == l.visible_slack[k]) {
-      ++l.visible_at_least_slack[k];
-    }
+    l.fold_least_slack(k, slack(l.direction, tlp), first);
   }
   l.queued_wire[k] += wire_time(tlp.wire_bytes);
 }
@@ -278,13 +271,7 @@ void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
     if (visible(l.direction, t)) {
       if (!rescan)
         break;
-      const sim::Time own = slack(l.direction, t);
-      if (!found || own < l.visible_slack[k]) {
-        l.visible_slack[k] = own;
-        l.visible_at_least_slack[k] = 1;
-      } else if (own == l.visible_slack[k]) {
-        ++l.visible_at_least_slack[k];
-      }
+      l.fold_least_slack(k, slack(l.direction, t), !found);
       found = true;
     } else if (!found) {
       ahead += wire_time(t.wire_bytes);

@@ -215,6 +215,15 @@ private:
     /// How many of them have that least slack: removing one of those leaves the least unchanged unless it was the
     /// last, so the queue is rescanned only then.
     std::array<std::uint32_t, 3> visible_at_least_slack{};
+    /// Folds one visible TLP's slack into class `k`'s least slack and its count; `first` starts the fold afresh.
+    void fold_least_slack(int k, sim::Time own, bool first) {
+      if (first || own < visible_slack[k]) {
+        visible_slack[k] = own;
+        visible_at_least_slack[k] = 1;
+      } else if (own == visible_slack[k]) {
+        ++visible_at_least_slack[k];
+      }
+    }
     Credits credits;
     sim::Time sent_since_ack;       ///< TLP wire time since this direction's last Ack DLLP
     sim::Time sent_since_update_fc; ///< and since its last UpdateFC DLLP
