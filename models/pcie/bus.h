@@ -308,8 +308,10 @@ private:
   /// catches up and sets the next one.
   void keep_moments(sim::Simulator& sim);
   /// Wire time of `bytes` on this link, memoized: a 128-bit division per TLP costs more than the rest of a pick.
+  /// Slots by Fibonacci hashing: the low bits alone put a DLLP, an MRd and a full MWr (8, 24 and 280 bytes) in one
+  /// slot, each evicting the others.
   sim::Time wire_time(std::uint32_t bytes) {
-    WireTime& w = wire_times_[bytes & (wire_times_.size() - 1)];
+    WireTime& w = wire_times_[(bytes * 2654435769u) >> (32 - wire_time_slot_bits)];
     if (w.bytes != bytes) {
       w.bytes = bytes;
       w.time = sim::transfer_time(bytes, config_.data_rate);
@@ -373,7 +375,8 @@ private:
     std::uint32_t bytes = 0;
     sim::Time time;
   };
-  std::array<WireTime, 16> wire_times_{};
+  static constexpr int wire_time_slot_bits = 4;
+  std::array<WireTime, std::size_t{1} << wire_time_slot_bits> wire_times_{};
   sim::Time checkpoint_at_ = sim::Time::max(); ///< the earliest checkpoint in the calendar, as far as known
 };
 
