@@ -80,7 +80,8 @@ Bus::Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, Bu
 bool Bus::idle() const {
   // A credit return on its way is a deferred event still to come, whether or not it has an event of its own.
   const bool returns_pending =
-      config_.defer_events && (!lanes_[0].returns_in_flight.empty() || !lanes_[1].returns_in_flight.empty());
+      config_.defer_events &&
+      (!lanes_[0].returns_in_flight.empty() || !lanes_[1].returns_in_flight.empty() || !tags_returning_.empty());
   return outstanding_ == 0 && tlps_.live() == 0 && !has_deferred() && !returns_pending;
 }
 
@@ -123,10 +124,11 @@ void Bus::mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_
   transfers_[t].chunk = chunk_bytes;
   ++outstanding_;
   const std::uint32_t stores = (size_bytes + chunk_bytes - 1) / chunk_bytes;
-  post(sim, now_ + config_.mmio_cpu_cost * stores, Kind::mmio_issue, t.value, false);
+  post(sim, now_ + config_.mmio_cpu_cost * stores, Kind::mmio_issue, Direction::downstream, t.value, false);
 }
 
-std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable) {
+std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, Direction d, std::uint32_t handle,
+                        bool deferrable) {
   if (!deferrable || !config_.defer_events) {
     // From a deferred event too: keep_moments() holds the bus to catching up before such a moment.
     assert(at >= sim.now());
@@ -134,15 +136,11 @@ std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint3
     return 0;
   }
   const std::uint64_t seq = sim.reserve_seq();
-  post_reserved(at, seq, kind, handle);
+  post_reserved(at, seq, kind, d, handle);
   return seq;
 }
 
-void Bus::post_reserved(sim::Time at, std::uint64_t seq, Kind kind, std::uint32_t handle) {
-  const Direction d = kind == Kind::tlp_arrives ? tlps_[TlpHandle{handle}].direction
-                      : kind == Kind::posted_accepted || kind == Kind::memory_read_done
-                          ? Direction::upstream
-                          : static_cast<Direction>(handle);
+void Bus::post_reserved(sim::Time at, std::uint64_t seq, Kind kind, Direction d, std::uint32_t handle) {
   const Source source = source_of(kind, d);
   sim::Ring<Deferred>& fifo = deferred_[source];
   assert((source == memory_reads || fifo.empty() || fifo[fifo.size() - 1].time <= at) &&
@@ -193,6 +191,8 @@ Bus::Source Bus::source_of(Kind kind, Direction d) {
     return up ? update_fc_up : update_fc_down;
   case Kind::memory_read_done:
     return memory_reads;
+  case Kind::tag_returned:
+    return tag_wakes;
   default:
     assert(false && "not a deferrable bus event");
     return source_count;
@@ -318,11 +318,17 @@ void Bus::settle(sim::Simulator& sim, sim::Time until) {
         l.returns_in_flight.pop_front();
       }
     }
+    while (!tags_returning_.empty() && tags_returning_.front().arrives <= until) {
+      --tags_in_use_;
+      sim.note_deferred_activity(tags_returning_.front().arrives);
+      tags_returning_.pop_front();
+    }
   }
   settling_ = false;
 }
 
 void Bus::issue_read_requests(sim::Simulator& sim) {
+  absorb_tag_returns();
   while (!reads_waiting_.empty() && tags_in_use_ < config_.device_tags) {
     const TransferHandle t = reads_waiting_.front();
     Transfer& read = transfers_[t];
@@ -337,6 +343,13 @@ void Bus::issue_read_requests(sim::Simulator& sim) {
     if (read.requested == read.bytes)
       reads_waiting_.pop_front();
     queue(sim, Direction::upstream, h);
+  }
+  // Reads wait for a tag: wake them when the first on its way back arrives (a completion picked from now on, while
+  // they wait, keeps its arrival event).
+  if (!reads_waiting_.empty() && !tags_returning_.empty() && !tag_wake_pending_) {
+    tag_wake_pending_ = true;
+    const TagReturn& r = tags_returning_.front();
+    post_reserved(r.arrives, r.seq, Kind::tag_returned, Direction::upstream, 0);
   }
 }
 
@@ -429,25 +442,29 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
     const bool write_done = tlp.end_seen;
     const bool train = !write_done && next_pick_certain(d, train_end);
     if (!train)
-      post(sim, l.busy_until, Kind::transmit_done, static_cast<std::uint32_t>(d), !write_done);
+      post(sim, l.busy_until, Kind::transmit_done, d, static_cast<std::uint32_t>(d), !write_done);
     const sim::Time arrives = l.busy_until + config_.propagation;
     // What an upstream TLP starts in the host is scheduled now, at its arrival plus the host's latency: the root
     // complex accepts an MWr (its arrival does nothing else, so it takes no event of its own); host memory reads an
     // MRd's data; a write's data becomes visible after its last MWr.
     if (d == Direction::upstream && tlp.kind == TlpKind::mwr) {
-      post(sim, arrives + config_.posted_accept_latency, Kind::posted_accepted, h.value, true);
+      post(sim, arrives + config_.posted_accept_latency, Kind::posted_accepted, d, h.value, true);
     } else if (arrival_changes_nothing(d, tlp)) {
       transfers_[tlp.transfer].finished += tlp.payload_bytes; // read only when the last completion, behind it, arrives
       l.release_sent = true;
+    } else if (arrival_only_frees_tag(d, tlp)) {
+      transfers_[tlp.transfer].finished += tlp.payload_bytes;
+      l.release_sent = true;
+      tags_returning_.push_back(TagReturn{arrives, sim.reserve_seq()}); // the place its event would have had
     } else {
-      post(sim, arrives, Kind::tlp_arrives, h.value, !arrival_is_visible(d, tlp));
+      post(sim, arrives, Kind::tlp_arrives, d, h.value, !arrival_is_visible(d, tlp));
     }
     if (d == Direction::upstream && tlp.kind == TlpKind::mrd) {
       const sim::Time latency = config_.memory_read_base +
                                 sim::Time::from_ps(std::int64_t{config_.memory_read_ps_per_byte} * tlp.payload_bytes);
-      post(sim, arrives + latency, Kind::memory_read_done, h.value, true);
+      post(sim, arrives + latency, Kind::memory_read_done, d, h.value, true);
     } else if (d == Direction::upstream && tlp.last_of_transfer) {
-      post(sim, arrives + config_.memory_write_latency, Kind::write_visible, tlp.transfer.value, false);
+      post(sim, arrives + config_.memory_write_latency, Kind::write_visible, d, tlp.transfer.value, false);
     }
     if (!train)
       return;
@@ -493,6 +510,11 @@ bool Bus::arrival_changes_nothing(Direction d, const Tlp& tlp) const {
   // device, as an endpoint's completions must be) only adds its bytes, which count once the last one is in.
   const Credits& c = lanes_[static_cast<int>(d)].credits;
   return d == Direction::downstream && tlp.kind == TlpKind::cpld && !tlp.last_of_request && c.infinite(completion);
+}
+
+bool Bus::arrival_only_frees_tag(Direction d, const Tlp& tlp) const {
+  return config_.defer_events && d == Direction::downstream && tlp.kind == TlpKind::cpld && tlp.last_of_request &&
+         !tlp.last_of_transfer && lanes_[static_cast<int>(d)].credits.infinite(completion) && reads_waiting_.empty();
 }
 
 bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
@@ -572,7 +594,7 @@ void Bus::free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp) {
     return;
   }
   l.update_fc_pending = true;
-  post(sim, l.last_update_fc + config_.update_fc_interval, Kind::update_fc_due, static_cast<std::uint32_t>(d), true);
+  post(sim, l.last_update_fc + config_.update_fc_interval, Kind::update_fc_due, d, static_cast<std::uint32_t>(d), true);
 }
 
 void Bus::return_credits(sim::Simulator& sim, Direction d) {
@@ -597,7 +619,7 @@ void Bus::return_credits(sim::Simulator& sim, Direction d) {
   r.arrives = arrives;
   if (!config_.defer_events) {
     l.returns_in_flight.push_back(r);
-    post(sim, arrives, Kind::credits_arrive, static_cast<std::uint32_t>(d), true);
+    post(sim, arrives, Kind::credits_arrive, d, static_cast<std::uint32_t>(d), true);
     return;
   }
   r.seq = sim.reserve_seq(); // its place, as an event would have had it
@@ -630,7 +652,7 @@ void Bus::wake_at_next_return(Direction d) {
     return;
   l.wake_pending = true;
   const CreditReturn& r = l.returns_in_flight.front();
-  post_reserved(r.arrives, r.seq, Kind::credits_arrive, static_cast<std::uint32_t>(d));
+  post_reserved(r.arrives, r.seq, Kind::credits_arrive, d, static_cast<std::uint32_t>(d));
 }
 
 void Bus::on_event(sim::Simulator& sim, const sim::Event& event) {
@@ -655,6 +677,10 @@ void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
     tlp_arrived(sim, tlps_[TlpHandle{handle}].direction, TlpHandle{handle});
     return;
   case Kind::deferred_due:
+    return;
+  case Kind::tag_returned:
+    tag_wake_pending_ = false;
+    issue_read_requests(sim); // takes this tag and any back with it
     return;
   case Kind::memory_read_done: {
     const TlpHandle request{handle};

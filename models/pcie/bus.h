@@ -100,7 +100,7 @@ class Bus {
 public:
   /// Events for the bus go to `owner` with kinds first_kind .. first_kind + kind_count - 1; the owner hands them
   /// back through on_event().
-  static constexpr std::uint8_t kind_count = 9;
+  static constexpr std::uint8_t kind_count = 10;
   Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, BusClient& client);
 
   /// Device side: read `size_bytes` of host memory at `address`; dma_read_done(token) when all data is in.
@@ -138,6 +138,7 @@ private:
     mmio_issue,       ///< handle = MMIO op: the CPU has done its stores
     write_visible,    ///< handle = write transfer: its last byte is in host memory
     deferred_due,     ///< a checkpoint: catch up (keep_moments())
+    tag_returned,     ///< deferred only: reads wait for a tag, and the first of tags_returning_ is back
   };
   // Deferred events (docs/models/pcie.md#events). Every event above but mmio_issue, write_visible and the end of a
   // write the client hears of changes only the bus. Those wait in deferred_, one queue per source, each holding the
@@ -259,6 +260,20 @@ private:
   /// A stalled sender with returns on their way is woken at the first one's arrival, as its event would have.
   void wake_at_next_return(Direction d);
   void issue_read_requests(sim::Simulator& sim);
+  /// Whether a completion's arrival only frees its request's tag: it ends neither the read nor its credits (an
+  /// endpoint's are infinite), and no read waits for a tag. Such a tag comes back without an event, as credit returns
+  /// do (tags_returning_).
+  bool arrival_only_frees_tag(Direction d, const Tlp& tlp) const;
+  /// Frees the tags of tags_returning_ back by the bus's position (inclusive of it).
+  void absorb_tag_returns() {
+    while (!tags_returning_.empty()) {
+      const TagReturn& r = tags_returning_.front();
+      if (r.arrives > now_ || (r.arrives == now_ && r.seq > seq_))
+        return;
+      --tags_in_use_;
+      tags_returning_.pop_front();
+    }
+  }
   void transmitted(sim::Simulator& sim, Direction d);
   /// What every serialization's end does to its lane: the serializer is free, and a TLP without an arrival event
   /// is released.
@@ -267,10 +282,11 @@ private:
   /// Whether an arrival must keep its moment: it ends a read or an MMIO (an MRd's arrival and a write's last are
   /// deferred: the memory read and the visibility they start are not due before the checkpoint, keep_moments()).
   bool arrival_is_visible(Direction d, const Tlp& tlp) const;
-  /// Schedules bus event `kind` at `at`: in the calendar, or deferred when `deferrable`; returns its seq if deferred.
-  std::uint64_t post(sim::Simulator& sim, sim::Time at, Kind kind, std::uint32_t handle, bool deferrable);
-  /// Defers bus event `kind` at (at, seq), a place reserved earlier.
-  void post_reserved(sim::Time at, std::uint64_t seq, Kind kind, std::uint32_t handle);
+  /// Schedules bus event `kind` of direction `d` at `at`: in the calendar, or deferred when `deferrable`; returns its
+  /// seq if deferred. The caller names the direction, which picks the deferred source, so that none is looked up.
+  std::uint64_t post(sim::Simulator& sim, sim::Time at, Kind kind, Direction d, std::uint32_t handle, bool deferrable);
+  /// Defers bus event `kind` of direction `d` at (at, seq), a place reserved earlier.
+  void post_reserved(sim::Time at, std::uint64_t seq, Kind kind, Direction d, std::uint32_t handle);
   /// Handles the deferred events placed before the bus's current position (inclusive: up to and including it).
   void catch_up(sim::Simulator& sim, bool inclusive);
   void enter(sim::Simulator& sim) {
@@ -331,6 +347,15 @@ private:
   sim::Pool<Transfer, 256> transfers_;
   sim::Ring<TransferHandle> reads_waiting_; ///< reads with bytes not yet requested, oldest first
   std::uint32_t tags_in_use_ = 0;
+  /// Tags on their way back: the arrival, with the calendar place its event would have had, of completions that
+  /// only free a tag (arrival_only_frees_tag()), oldest first. Reads waiting for a tag get a wake (tag_returned) at
+  /// the first one's arrival.
+  struct TagReturn {
+    sim::Time arrives;
+    std::uint64_t seq;
+  };
+  sim::Ring<TagReturn> tags_returning_;
+  bool tag_wake_pending_ = false;
   std::uint64_t next_age_ = 0;
   std::uint64_t outstanding_ = 0; ///< transfers not yet done
   /// Deferred events by source, each source's in (time, seq) order: arrivals and credit returns per direction,
@@ -346,6 +371,7 @@ private:
     update_fc_up,
     update_fc_down,
     memory_reads, ///< not in time order as pushed (a read's latency grows with its size): kept sorted
+    tag_wakes,    ///< at most one: tag_returned
     source_count
   };
   static Source source_of(Kind kind, Direction d);

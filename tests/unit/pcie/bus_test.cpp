@@ -167,6 +167,43 @@ TEST_CASE("pcie::Bus: one tag caps read bandwidth at MRRS per round trip", "[pci
   CHECK(h.reads[0].at.ps() == (round * (size / 512)).ps());
 }
 
+TEST_CASE("pcie::Bus: a read waiting for a tag that comes back without an event starts when it is back",
+          "[pcie][quick]") {
+  // Two tags, both taken by a 1 KiB read. Its first request's last completion frees a tag on arrival, and no read
+  // waits when it leaves, so the deferred bus takes that tag back without an event. A second read comes while it is
+  // on its way: it waits, and must start at the tag's arrival, as in the oracle (every event in the calendar).
+  std::vector<std::int64_t> done_ps;
+  for (const bool defer : {false, true}) {
+    pcie::BusConfig c = gen3(pcie::Width::x16);
+    c.device_tags = 2;
+    c.defer_events = defer;
+    Harness h(c);
+    h.bus.dma_read(h.sim, 0x1'0000'0000ull, 1024, 1);
+    h.sim.schedule(sim::Time::from_ns(500), {2, 0}, 0, 2);
+    auto dispatch = [&h](const sim::Event& e) {
+      if (e.type == 1)
+        h.bus.on_event(h.sim, e);
+      else
+        h.bus.dma_read(h.sim, 0x1'0001'0000ull, 512, e.handle);
+    };
+    h.sim.run_until(dispatch, sim::Time::max());
+    h.bus.settle(h.sim, sim::Time::max());
+    REQUIRE(h.bus.idle());
+    CHECK(h.bus.tags_in_use() == 0);
+    REQUIRE(h.reads.size() == 2);
+    CHECK(h.reads[1].token == 2);
+    done_ps.push_back(h.reads[1].at.ps());
+  }
+  CHECK(done_ps[1] == done_ps[0]);
+  // The first request's completions: memory answers at its MRd's arrival plus 200 ns + 512 B x 250 ps; the second
+  // CplD lands two CplD times and the flight later. The second read's one request goes out then.
+  const pcie::BusConfig c = gen3(pcie::Width::x16);
+  const sim::Time mrd = sim::transfer_time(24, c.data_rate), cpld = sim::transfer_time(276, c.data_rate);
+  const sim::Time memory = c.memory_read_base + sim::Time::from_ps(512 * 250);
+  const sim::Time tag_back = mrd + c.propagation + memory + cpld * 2 + c.propagation;
+  CHECK(done_ps[1] == (tag_back + mrd + c.propagation + memory + cpld * 2 + c.propagation).ps());
+}
+
 TEST_CASE("pcie::Bus: scarce posted data credits at the root port cap writes at the credits per credit loop",
           "[pcie][quick]") {
   pcie::BusConfig c = gen3(pcie::Width::x16);
@@ -421,8 +458,11 @@ TEST_CASE("pcie::Bus: deferred events change nothing but the number of calendar 
   scarce_reads.root_port.non_posted_headers = 1;
   scarce_reads.device.completion_data = 48;
   scarce_reads.device_tags = 3;
+  // Tags alone scarce: completions free them without events while no read waits, and with a wake when one does.
+  pcie::BusConfig scarce_tags = plenty;
+  scarce_tags.device_tags = 2;
   int variant = 0;
-  for (const pcie::BusConfig& c : {plenty, scarce_posted, scarce_reads}) {
+  for (const pcie::BusConfig& c : {plenty, scarce_posted, scarce_reads, scarce_tags}) {
     for (const std::uint64_t seed : {1u, 2u, 3u}) {
       INFO("variant " << variant << ", seed " << seed);
       const Outcome oracle = random_traffic(c, false, seed);
