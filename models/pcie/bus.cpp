@@ -449,13 +449,11 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
     // MRd's data; a write's data becomes visible after its last MWr.
     if (d == Direction::upstream && tlp.kind == TlpKind::mwr) {
       post(sim, arrives + config_.posted_accept_latency, Kind::posted_accepted, d, h.value, true);
-    } else if (arrival_changes_nothing(d, tlp)) {
+    } else if (arrival_takes_no_event(d, tlp)) {
       transfers_[tlp.transfer].finished += tlp.payload_bytes; // read only when the last completion, behind it, arrives
       l.release_sent = true;
-    } else if (arrival_only_frees_tag(d, tlp)) {
-      transfers_[tlp.transfer].finished += tlp.payload_bytes;
-      l.release_sent = true;
-      tags_returning_.push_back(TagReturn{arrives, sim.reserve_seq()}); // the place its event would have had
+      if (tlp.last_of_request)
+        tags_returning_.push_back(TagReturn{arrives, sim.reserve_seq()}); // the place its event would have had
     } else {
       post(sim, arrives, Kind::tlp_arrives, d, h.value, !arrival_is_visible(d, tlp));
     }
@@ -505,16 +503,13 @@ bool Bus::next_pick_certain(Direction d, sim::Time train_end) const {
   return oldest != nullptr && !oldest->last_of_transfer && credits_cover(l, *oldest);
 }
 
-bool Bus::arrival_changes_nothing(Direction d, const Tlp& tlp) const {
-  // A completion that neither ends its request (freeing a tag) nor returns credits (its class is infinite at the
-  // device, as an endpoint's completions must be) only adds its bytes, which count once the last one is in.
+bool Bus::arrival_takes_no_event(Direction d, const Tlp& tlp) const {
+  // A completion that neither ends its read nor returns credits (its class is infinite at the device, as an
+  // endpoint's completions must be) only adds its bytes, which count once the last one is in; and, if it ends its
+  // request, frees a tag, which comes back without an event (tags_returning_) unless a read already waits for one.
   const Credits& c = lanes_[static_cast<int>(d)].credits;
-  return d == Direction::downstream && tlp.kind == TlpKind::cpld && !tlp.last_of_request && c.infinite(completion);
-}
-
-bool Bus::arrival_only_frees_tag(Direction d, const Tlp& tlp) const {
-  return config_.defer_events && d == Direction::downstream && tlp.kind == TlpKind::cpld && tlp.last_of_request &&
-         !tlp.last_of_transfer && lanes_[static_cast<int>(d)].credits.infinite(completion) && reads_waiting_.empty();
+  return d == Direction::downstream && tlp.kind == TlpKind::cpld && !tlp.last_of_transfer && c.infinite(completion) &&
+         (!tlp.last_of_request || (config_.defer_events && reads_waiting_.empty()));
 }
 
 bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
@@ -639,7 +634,7 @@ void Bus::raise_limits(Lane& l, const CreditReturn& r) {
 void Bus::absorb_returns(Lane& l) {
   while (!l.returns_in_flight.empty()) {
     const CreditReturn& r = l.returns_in_flight.front();
-    if (r.arrives > now_ || (r.arrives == now_ && r.seq > seq_))
+    if (after_position(r.arrives, r.seq))
       return;
     raise_limits(l, r);
     l.returns_in_flight.pop_front();

@@ -251,7 +251,9 @@ private:
   /// Charges a DLLP on `lane`'s serializer at the first moment it is free from `now`; returns when it ends.
   sim::Time send_dllp(sim::Simulator& sim, Lane& lane);
   void tlp_arrived(sim::Simulator& sim, Direction d, TlpHandle h);
-  bool arrival_changes_nothing(Direction d, const Tlp& tlp) const;
+  /// Whether a TLP's arrival needs no event: a completion that changes nothing on arrival but its read's bytes and,
+  /// if it ends its request, a tag (tags_returning_).
+  bool arrival_takes_no_event(Direction d, const Tlp& tlp) const;
   void free_credits(sim::Simulator& sim, Direction d, const Tlp& tlp);
   void return_credits(sim::Simulator& sim, Direction d);
   /// Raises `l`'s limits by the returns that have arrived by the bus's position (its own included).
@@ -260,15 +262,13 @@ private:
   /// A stalled sender with returns on their way is woken at the first one's arrival, as its event would have.
   void wake_at_next_return(Direction d);
   void issue_read_requests(sim::Simulator& sim);
-  /// Whether a completion's arrival only frees its request's tag: it ends neither the read nor its credits (an
-  /// endpoint's are infinite), and no read waits for a tag. Such a tag comes back without an event, as credit returns
-  /// do (tags_returning_).
-  bool arrival_only_frees_tag(Direction d, const Tlp& tlp) const;
+  /// Whether (at, seq) comes after the bus's position: something placed there has not happened yet.
+  bool after_position(sim::Time at, std::uint64_t seq) const { return at > now_ || (at == now_ && seq > seq_); }
   /// Frees the tags of tags_returning_ back by the bus's position (inclusive of it).
   void absorb_tag_returns() {
     while (!tags_returning_.empty()) {
       const TagReturn& r = tags_returning_.front();
-      if (r.arrives > now_ || (r.arrives == now_ && r.seq > seq_))
+      if (after_position(r.arrives, r.seq))
         return;
       --tags_in_use_;
       tags_returning_.pop_front();
@@ -348,7 +348,7 @@ private:
   sim::Ring<TransferHandle> reads_waiting_; ///< reads with bytes not yet requested, oldest first
   std::uint32_t tags_in_use_ = 0;
   /// Tags on their way back: the arrival, with the calendar place its event would have had, of completions that
-  /// only free a tag (arrival_only_frees_tag()), oldest first. Reads waiting for a tag get a wake (tag_returned) at
+  /// only free a tag (arrival_takes_no_event()), oldest first. Reads waiting for a tag get a wake (tag_returned) at
   /// the first one's arrival.
   struct TagReturn {
     sim::Time arrives;
