@@ -75,6 +75,7 @@ Bus::Bus(const BusConfig& config, sim::Target owner, std::uint8_t first_kind, Bu
   };
   advertise(lanes_[0].credits, config.root_port); // the device sends against the root port's buffers
   advertise(lanes_[1].credits, config.device);    // the root complex sends against the device's
+  dllp_wire_ = sim::transfer_time(dllp_bytes, config.data_rate);
 }
 
 bool Bus::idle() const {
@@ -106,8 +107,7 @@ void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t si
   const std::uint64_t end = address + size_bytes;
   for_each_write_tlp(address, size_bytes, config_.max_payload_bytes, [&](std::uint64_t at, std::uint32_t bytes) {
     const TlpHandle h = tlps_.acquire();
-    tlps_[h] = Tlp{
-        TlpKind::mwr, posted, 0, at, bytes, wire_bytes(TlpKind::mwr, bytes, config_.addresses_64bit, config_.ecrc), t};
+    tlps_[h] = make_tlp(TlpKind::mwr, at, bytes, config_.addresses_64bit, t);
     tlps_[h].last_of_transfer = at + bytes == end;
     tlps_[h].end_seen = notify_done && tlps_[h].last_of_transfer;
     queue(sim, Direction::upstream, h);
@@ -234,6 +234,23 @@ void Bus::keep_moments(sim::Simulator& sim) {
     sim.schedule(horizon, owner_, static_cast<std::uint8_t>(first_kind_ + static_cast<int>(Kind::deferred_due)));
 }
 
+Bus::Tlp Bus::make_tlp(TlpKind kind, std::uint64_t address, std::uint32_t payload_bytes, bool addresses_64bit,
+                       TransferHandle transfer) {
+  // An MRd carries no data: payload_bytes is what it asks for.
+  const std::uint32_t wire = wire_bytes(kind, kind == TlpKind::mrd ? 0 : payload_bytes, addresses_64bit, config_.ecrc);
+  const std::uint8_t credit_class = kind == TlpKind::mrd ? non_posted : kind == TlpKind::mwr ? posted : completion;
+  assert(payload_bytes <= 4096 && wire <= 0xffff);
+  Tlp tlp{0,
+          address,
+          wire_time(wire),
+          transfer,
+          static_cast<std::uint16_t>(payload_bytes),
+          static_cast<std::uint16_t>(wire),
+          kind,
+          credit_class};
+  return tlp;
+}
+
 void Bus::queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible) {
   const int k = tlp.credit_class;
   if (is_visible) {
@@ -245,13 +262,13 @@ void Bus::queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible) {
       l.wire_before_visible[k] = l.queued_wire[k];
     l.fold_least_slack(k, slack(l.direction, tlp), first);
   }
-  l.queued_wire[k] += wire_time(tlp.wire_bytes);
+  l.queued_wire[k] += tlp.wire;
 }
 
 void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
   // `tlp` has just left the front of its queue.
   const int k = tlp.credit_class;
-  const sim::Time wire = wire_time(tlp.wire_bytes);
+  const sim::Time wire = tlp.wire;
   l.queued_wire[k] -= wire;
   if (!is_visible) {
     if (l.visible_queued[k] > 0)
@@ -274,7 +291,7 @@ void Bus::queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible) {
       l.fold_least_slack(k, slack(l.direction, t), !found);
       found = true;
     } else if (!found) {
-      ahead += wire_time(t.wire_bytes);
+      ahead += t.wire;
     }
   }
   l.wire_before_visible[k] = ahead;
@@ -336,8 +353,7 @@ void Bus::issue_read_requests(sim::Simulator& sim) {
     const std::uint32_t bytes =
         tlp_detail::request_chunk(at, read.bytes - read.requested, config_.max_read_request_bytes);
     const TlpHandle h = tlps_.acquire();
-    tlps_[h] = Tlp{
-        TlpKind::mrd, non_posted, 0, at, bytes, wire_bytes(TlpKind::mrd, 0, config_.addresses_64bit, config_.ecrc), t};
+    tlps_[h] = make_tlp(TlpKind::mrd, at, bytes, config_.addresses_64bit, t);
     read.requested += bytes;
     ++tags_in_use_;
     if (read.requested == read.bytes)
@@ -413,7 +429,7 @@ void Bus::try_transmit(sim::Simulator& sim, Direction d) {
     l.credits.headers_consumed[pick] += 1;
     l.credits.data_consumed[pick] += data_credits_of(tlp.kind, tlp.payload_bytes);
     const sim::Time start = std::max(now_, l.busy_until);
-    const sim::Time wire = wire_time(tlp.wire_bytes);
+    const sim::Time wire = tlp.wire;
     l.busy_until = start + wire;
     l.counters.busy += wire;
     l.counters.tlps[static_cast<int>(tlp.kind)] += 1;
@@ -521,7 +537,7 @@ bool Bus::arrival_is_visible(Direction d, const Tlp& tlp) const {
 
 sim::Time Bus::send_dllp(sim::Simulator&, Lane& l) {
   const sim::Time start = std::max(now_, l.busy_until);
-  const sim::Time wire = wire_time(dllp_bytes);
+  const sim::Time wire = dllp_wire_;
   l.busy_until = start + wire;
   l.counters.busy += wire;
   return l.busy_until;
@@ -682,19 +698,18 @@ void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
     const Tlp mrd = tlps_[request];
     tlps_.release(request);
     std::uint32_t sent = 0;
-    for_each_completion(
-        mrd.address, mrd.payload_bytes, config_.max_payload_bytes, config_.read_completion_boundary_bytes,
-        config_.completion_split, [&](std::uint64_t at, std::uint32_t bytes) {
-          const TlpHandle h = tlps_.acquire();
-          sent += bytes;
-          tlps_[h] = Tlp{TlpKind::cpld, completion, 0, at, bytes, wire_bytes(TlpKind::cpld, bytes, false, config_.ecrc),
-                         mrd.transfer};
-          tlps_[h].last_of_request = sent == mrd.payload_bytes;
-          Transfer& read = transfers_[mrd.transfer];
-          read.completions_queued += bytes;
-          tlps_[h].last_of_transfer = read.completions_queued == read.bytes;
-          queue(sim, Direction::downstream, h);
-        });
+    for_each_completion(mrd.address, mrd.payload_bytes, config_.max_payload_bytes,
+                        config_.read_completion_boundary_bytes, config_.completion_split,
+                        [&](std::uint64_t at, std::uint32_t bytes) {
+                          const TlpHandle h = tlps_.acquire();
+                          sent += bytes;
+                          tlps_[h] = make_tlp(TlpKind::cpld, at, bytes, false, mrd.transfer);
+                          tlps_[h].last_of_request = sent == mrd.payload_bytes;
+                          Transfer& read = transfers_[mrd.transfer];
+                          read.completions_queued += bytes;
+                          tlps_[h].last_of_transfer = read.completions_queued == read.bytes;
+                          queue(sim, Direction::downstream, h);
+                        });
     return;
   }
   case Kind::posted_accepted: {
@@ -733,13 +748,7 @@ void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
       const std::uint32_t bytes = std::min(mmio.chunk, mmio.bytes - offset);
       const TlpHandle h = tlps_.acquire();
       // The BAR is mapped like host buffers (64-bit on the platforms modelled: E5's 32-byte doorbell).
-      tlps_[h] = Tlp{TlpKind::mwr,
-                     posted,
-                     0,
-                     offset,
-                     bytes,
-                     wire_bytes(TlpKind::mwr, bytes, config_.addresses_64bit, config_.ecrc),
-                     t};
+      tlps_[h] = make_tlp(TlpKind::mwr, offset, bytes, config_.addresses_64bit, t);
       tlps_[h].last_of_transfer = offset + bytes >= mmio.bytes;
       queue(sim, Direction::downstream, h);
     }

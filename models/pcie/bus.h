@@ -164,19 +164,22 @@ private:
     std::uint32_t completions_queued = 0; ///< read: bytes of CplD queued (the last one queued arrives last)
   };
   using TransferHandle = sim::Handle<Transfer>;
+  /// 40 bytes: payloads and wire sizes are at most 4 KiB plus headers (MPS and MRRS), so 16 bits hold them.
   struct Tlp {
+    std::uint64_t age; ///< queueing order in its direction, for the ordering rules
+    std::uint64_t address;
+    sim::Time wire; ///< wire time of wire_bytes, kept with the TLP: picks and queue sums read it, not the memo
+    TransferHandle transfer;
+    std::uint16_t payload_bytes; ///< data carried (MWr, CplD) or requested (MRd)
+    std::uint16_t wire_bytes;
     TlpKind kind;
     std::uint8_t credit_class; ///< 0 posted, 1 non-posted, 2 completion
-    std::uint64_t age;         ///< queueing order in its direction, for the ordering rules
-    std::uint64_t address;
-    std::uint32_t payload_bytes; ///< data carried (MWr, CplD) or requested (MRd)
-    std::uint32_t wire_bytes;
-    TransferHandle transfer;
     Direction direction = Direction::upstream;
     bool last_of_request = false;  ///< CplD: the last completion of its MRd (frees the tag)
     bool last_of_transfer = false; ///< write: its last MWr (MWr of a write never pass each other)
     bool end_seen = false;         ///< write: its last MWr, whose end the client hears of (dma_write_done)
   };
+  static_assert(sizeof(Tlp) == 40);
   using TlpHandle = sim::Handle<Tlp>;
   /// The credits of one link direction, per class (posted, non-posted, completion): the sender's consumed counts
   /// and limits, and the receiver's freed and returned counts. Counts are cumulative (64-bit, so the 8- and
@@ -307,8 +310,8 @@ private:
   }
   /// The least time from a visible TLP's pick to the first thing outside the bus sees of it: a write's end, or the
   /// arrival of a read's or an MMIO's end, or the memory read an MRd starts.
-  sim::Time slack(Direction d, const Tlp& tlp) {
-    const sim::Time wire = wire_time(tlp.wire_bytes);
+  sim::Time slack(Direction d, const Tlp& tlp) const {
+    const sim::Time wire = tlp.wire;
     if (d == Direction::downstream)
       return wire + config_.propagation;
     // An MRd starts a memory read; a write's last MWr ends the write (if the client hears of it) and makes its
@@ -334,6 +337,9 @@ private:
     }
     return w.time;
   }
+  /// A TLP of `kind` for `transfer`, its wire size and time filled in.
+  Tlp make_tlp(TlpKind kind, std::uint64_t address, std::uint32_t payload_bytes, bool addresses_64bit,
+               TransferHandle transfer);
   void queued_wire_add(Lane& l, const Tlp& tlp, bool is_visible);
   void queued_wire_remove(Lane& l, const Tlp& tlp, bool is_visible);
 
@@ -403,6 +409,7 @@ private:
   };
   static constexpr int wire_time_slot_bits = 4;
   std::array<WireTime, std::size_t{1} << wire_time_slot_bits> wire_times_{};
+  sim::Time dllp_wire_;                        ///< wire time of a DLLP
   sim::Time checkpoint_at_ = sim::Time::max(); ///< the earliest checkpoint in the calendar, as far as known
 };
 
