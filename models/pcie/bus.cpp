@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <memory>
 
 #include "models/pcie/pcie_rate.h"
 
@@ -13,7 +14,7 @@ constexpr int posted = 0;
 constexpr int non_posted = 1;
 constexpr int completion = 2;
 
-/// Heap order for deferred events: the earliest (time, then seq) on top.
+/// Order of deferred events: by time, then seq.
 template <class D>
 bool later(const D& a, const D& b) {
   return a.time > b.time || (a.time == b.time && a.seq > b.seq);
@@ -142,38 +143,38 @@ std::uint64_t Bus::post(sim::Simulator& sim, sim::Time at, Kind kind, Direction 
 
 void Bus::post_reserved(sim::Time at, std::uint64_t seq, Kind kind, Direction d, std::uint32_t handle) {
   const Source source = source_of(kind, d);
-  sim::Ring<Deferred>& fifo = deferred_[source];
-  assert((source == memory_reads || fifo.empty() || fifo[fifo.size() - 1].time <= at) &&
-         "a source's deferred events come in time order");
-  fifo.push_back(Deferred{at, seq, handle, kind});
-  // Memory reads finish out of order: sort the newest in from the back (it usually stays there).
-  if (source == memory_reads)
-    for (std::uint32_t i = fifo.size() - 1; i > 0 && later(fifo[i - 1], fifo[i]); --i)
-      std::swap(fifo[i - 1], fifo[i]);
-  deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ | (1u << source));
-  // Only a new front can change the earliest: a source that was empty, or the memory reads' sorted insertion.
-  if ((fifo.size() == 1 || source == memory_reads) && source != earliest_ &&
-      (earliest_ == source_count || later(deferred_[earliest_].front(), fifo.front())))
-    earliest_ = source;
+  (source == memory_reads ? memory_reads_ : deferred_).insert(Deferred{at, seq, handle, kind, source});
 }
 
-void Bus::pop_deferred(Source source) {
-  sim::Ring<Deferred>& fifo = deferred_[source];
-  fifo.pop_front();
-  if (fifo.empty())
-    deferred_mask_ = static_cast<std::uint16_t>(deferred_mask_ & ~(1u << source));
-  if (source == earliest_)
-    find_earliest();
-}
-
-void Bus::find_earliest() {
-  Source best = source_count;
-  for (std::uint32_t mask = deferred_mask_; mask != 0; mask &= mask - 1) {
-    const auto source = static_cast<Source>(__builtin_ctz(mask));
-    if (best == source_count || later(deferred_[best].front(), deferred_[source].front()))
-      best = source;
+void Bus::DeferredQueue::insert(const Deferred& event) {
+  if (tail_ == capacity_) {
+    const std::uint32_t live = tail_ - head_;
+    if (live > capacity_ / 2 || capacity_ == 0) { // grow; otherwise slide the live events to the start
+      capacity_ = std::max<std::uint32_t>(16, 2 * capacity_);
+      auto grown = std::make_unique<Deferred[]>(capacity_);
+      std::copy(items_.get() + head_, items_.get() + tail_, grown.get());
+      items_ = std::move(grown);
+    } else {
+      std::copy(items_.get() + head_, items_.get() + tail_, items_.get());
+    }
+    head_ = 0;
+    tail_ = live;
   }
-  earliest_ = best;
+  // Sorted in from the back: most events are posted later than every pending one, or nearly.
+  std::uint32_t i = tail_++;
+  for (; i > head_ && later(items_[i - 1], event); --i)
+    items_[i] = items_[i - 1];
+  items_[i] = event;
+  ++count_[event.source];
+  present_ = static_cast<std::uint16_t>(present_ | (1u << event.source));
+}
+
+Bus::DeferredQueue* Bus::earliest_queue() {
+  if (memory_reads_.empty())
+    return deferred_.empty() ? nullptr : &deferred_;
+  if (deferred_.empty() || later(deferred_.front(), memory_reads_.front()))
+    return &memory_reads_;
+  return &deferred_;
 }
 
 Bus::Source Bus::source_of(Kind kind, Direction d) {
@@ -202,8 +203,9 @@ Bus::Source Bus::source_of(Kind kind, Direction d) {
 void Bus::keep_moments(sim::Simulator& sim) {
   if (settling_ || !config_.defer_events)
     return;
-  const Source first = earliest_deferred();
-  sim::Time next_deferred = first == source_count ? sim::Time::max() : deferred_[first].front().time;
+  sim::Time next_deferred = deferred_.empty() ? sim::Time::max() : deferred_.front().time;
+  if (!memory_reads_.empty())
+    next_deferred = std::min(next_deferred, memory_reads_.front().time);
   // Credit returns are deferred events too, without an entry of their own unless a sender waits for them.
   for (Lane& l : lanes_) {
     absorb_returns(l);
@@ -212,8 +214,8 @@ void Bus::keep_moments(sim::Simulator& sim) {
   }
   sim::Time horizon = reads_waiting_.empty() ? sim::Time::max() : next_deferred;
   // A memory read's end, deferred, before its first completion can arrive.
-  if (!deferred_[memory_reads].empty())
-    horizon = std::min(horizon, deferred_[memory_reads].front().time + config_.propagation);
+  if (!memory_reads_.empty())
+    horizon = std::min(horizon, memory_reads_.front().time + config_.propagation);
   for (const Lane& l : lanes_) {
     if (l.visible_queued[0] + l.visible_queued[1] + l.visible_queued[2] == 0)
       continue;
@@ -301,9 +303,9 @@ void Bus::catch_up(sim::Simulator& sim, bool inclusive) {
   const sim::Time now = now_;
   const std::uint64_t seq = seq_;
   while (deferred_before(now, seq, inclusive)) {
-    const Source source = earliest_;
-    const Deferred due = deferred_[source].front();
-    pop_deferred(source);
+    DeferredQueue& queue = *earliest_queue();
+    const Deferred due = queue.front();
+    queue.pop_front();
     now_ = due.time;
     seq_ = due.seq;
     ++deferred_handled_;
@@ -315,11 +317,11 @@ void Bus::catch_up(sim::Simulator& sim, bool inclusive) {
 
 void Bus::settle(sim::Simulator& sim, sim::Time until) {
   settling_ = true;
-  for (Source source = earliest_deferred(); source != source_count; source = earliest_deferred()) {
-    const Deferred due = deferred_[source].front();
+  for (DeferredQueue* queue = earliest_queue(); queue != nullptr; queue = earliest_queue()) {
+    const Deferred due = queue->front();
     if (due.time > until)
       break;
-    pop_deferred(source);
+    queue->pop_front();
     now_ = due.time;
     seq_ = due.seq;
     ++deferred_handled_;
@@ -503,9 +505,7 @@ bool Bus::next_pick_certain(Direction d, sim::Time train_end) const {
     if (other.finite_in_flight != 0 || other.update_fc_pending)
       return false;
   } else {
-    for (const Source source : {accepts, arrivals_up, update_fc_up})
-      if (!deferred_[source].empty())
-        bound = std::min(bound, deferred_[source].front().time);
+    bound = deferred_.first_of(1u << accepts | 1u << arrivals_up | 1u << update_fc_up, bound);
   }
   if (l.busy_until >= bound)
     return false;

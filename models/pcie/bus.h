@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/pcie/flow_control.h"
@@ -141,17 +142,11 @@ private:
     tag_returned,     ///< deferred only: reads wait for a tag, and the first of tags_returning_ is back
   };
   // Deferred events (docs/models/pcie.md#events). Every event above but mmio_issue, write_visible and the end of a
-  // write the client hears of changes only the bus. Those wait in deferred_, one queue per source, each holding the
+  // write the client hears of changes only the bus. Those wait in deferred_, in (time, seq) order, each holding the
   // seq the calendar would have given it, and are handled when the bus is next touched, before whatever touches
   // it, or by settle(): the bus's results are those of handling each at its moment. What the client sees is
   // scheduled in the calendar by whichever event leads to it, deferred or not; keep_moments() keeps a checkpoint
   // in the calendar early enough that the bus has always caught up before any of it is due.
-  struct Deferred {
-    sim::Time time;
-    std::uint64_t seq;
-    std::uint32_t handle;
-    Kind kind;
-  };
   enum class Op : std::uint8_t { read, write, mmio };
   struct Transfer {
     Op op;
@@ -364,8 +359,9 @@ private:
   bool tag_wake_pending_ = false;
   std::uint64_t next_age_ = 0;
   std::uint64_t outstanding_ = 0; ///< transfers not yet done
-  /// Deferred events by source, each source's in (time, seq) order: arrivals and credit returns per direction,
-  /// posted accepts, and the one pending serialization end and UpdateFC timer per direction. Catching up merges them.
+  /// Where deferred events come from: arrivals and credit returns per direction, posted accepts, the one pending
+  /// serialization end and UpdateFC timer per direction, memory reads and the tag wake. Each source's events come
+  /// in time order but for memory reads (a read's latency grows with its size); a few questions ask for one source.
   enum Source : std::uint8_t {
     arrivals_up,
     arrivals_down,
@@ -376,30 +372,67 @@ private:
     done_down,
     update_fc_up,
     update_fc_down,
-    memory_reads, ///< not in time order as pushed (a read's latency grows with its size): kept sorted
-    tag_wakes,    ///< at most one: tag_returned
+    memory_reads,
+    tag_wakes, ///< at most one: tag_returned
     source_count
   };
   static Source source_of(Kind kind, Direction d);
-  /// The source holding the earliest deferred event, or source_count when there is none.
-  Source earliest_deferred() const { return earliest_; }
-  bool has_deferred() const { return deferred_mask_ != 0; }
+  struct Deferred {
+    sim::Time time;
+    std::uint64_t seq;
+    std::uint32_t handle;
+    Kind kind;
+    Source source;
+  };
+  /// Deferred events in one array sorted by (time, seq), the order they are handled in, sorted in from the back:
+  /// the earliest is the front, and a question about one source reads the first of its events from the front.
+  /// Two per bus (deferred_, memory_reads_), not one per source: a bus entered after a while touches the lines of
+  /// two fronts, not those of eleven queues (1,024 buses do not stay in cache). Memory reads have their own: they
+  /// end far ahead (hundreds of ns), so every other event would be sorted in past them.
+  class DeferredQueue {
+  public:
+    bool empty() const { return head_ == tail_; }
+    /// Preconditions: !empty().
+    const Deferred& front() const { return items_[head_]; }
+    void pop_front() {
+      const Source source = items_[head_].source;
+      if (--count_[source] == 0)
+        present_ = static_cast<std::uint16_t>(present_ & ~(1u << source));
+      if (++head_ == tail_) // emptied: start again at the first slot, whose lines were touched last
+        head_ = tail_ = 0;
+    }
+    void insert(const Deferred& event);
+    /// The time of the earliest event of a source in `sources` (bit per Source) if it is before `bound`, else
+    /// `bound`.
+    sim::Time first_of(std::uint16_t sources, sim::Time bound) const {
+      if ((present_ & sources) == 0)
+        return bound;
+      for (std::uint32_t i = head_; i < tail_ && items_[i].time < bound; ++i)
+        if ((sources >> items_[i].source & 1u) != 0)
+          return items_[i].time;
+      return bound;
+    }
+
+  private:
+    std::unique_ptr<Deferred[]> items_;
+    std::uint32_t head_ = 0, tail_ = 0, capacity_ = 0; ///< items_[head_, tail_), sorted
+    std::uint16_t present_ = 0;                        ///< bit per source with events
+    std::array<std::uint16_t, source_count> count_{};
+  };
+  /// The queue whose front is the earliest deferred event, or nullptr when there is none.
+  DeferredQueue* earliest_queue();
   /// Whether the earliest deferred event comes before (time, seq), or at it with `inclusive`.
   bool deferred_before(sim::Time time, std::uint64_t seq, bool inclusive) const {
-    if (earliest_ == source_count)
-      return false;
-    const Deferred& d = deferred_[earliest_].front();
+    return (!deferred_.empty() && before(deferred_.front(), time, seq, inclusive)) ||
+           (!memory_reads_.empty() && before(memory_reads_.front(), time, seq, inclusive));
+  }
+  static bool before(const Deferred& d, sim::Time time, std::uint64_t seq, bool inclusive) {
     return d.time < time || (d.time == time && (inclusive ? d.seq <= seq : d.seq < seq));
   }
-  void pop_deferred(Source source);
-  /// Finds earliest_ again, from the sources' fronts.
-  void find_earliest();
-  std::array<sim::Ring<Deferred>, source_count> deferred_;
-  /// The source whose front is the earliest deferred event (source_count: none), kept as events come and go, so
-  /// that entering the bus with nothing due costs one comparison rather than a look at every source.
-  Source earliest_ = source_count;
-  std::uint16_t deferred_mask_ = 0; ///< bit per source with events
-  sim::Time now_;                   ///< the bus's position: the calendar's, or a deferred event's while handled
+  bool has_deferred() const { return !deferred_.empty() || !memory_reads_.empty(); }
+  DeferredQueue deferred_;     ///< every deferred event but memory reads
+  DeferredQueue memory_reads_; ///< memory reads' ends
+  sim::Time now_;              ///< the bus's position: the calendar's, or a deferred event's while handled
   std::uint64_t seq_ = 0;
   bool settling_ = false;
   std::uint64_t deferred_handled_ = 0;
