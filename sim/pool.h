@@ -29,7 +29,9 @@ public:
   Pool& operator=(const Pool&) = delete;
 
   /// A default-initialised object; the caller owns it until release().
-  Handle<T> acquire() {
+  Handle<T> acquire() { return acquire(T{}); }
+  /// An object equal to `value`, written once (not first cleared, then assigned).
+  Handle<T> acquire(const T& value) {
     if (free_.empty())
       grow();
     const std::uint32_t index = free_.back();
@@ -39,7 +41,7 @@ public:
     in_use_[index] = true;
 #endif
     ++live_;
-    (*this)[Handle<T>{index}] = T{};
+    (*this)[Handle<T>{index}] = value;
     return Handle<T>{index};
   }
 

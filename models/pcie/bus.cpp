@@ -90,8 +90,7 @@ bool Bus::idle() const {
 void Bus::dma_read(sim::Simulator& sim, std::uint64_t address, std::uint32_t size_bytes, std::uint32_t token) {
   assert(size_bytes > 0);
   enter(sim);
-  const TransferHandle t = transfers_.acquire();
-  transfers_[t] = Transfer{Op::read, token, address, size_bytes};
+  const TransferHandle t = transfers_.acquire(Transfer{Op::read, token, address, size_bytes});
   ++outstanding_;
   reads_waiting_.push_back(t);
   issue_read_requests(sim);
@@ -102,13 +101,11 @@ void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t si
                     bool notify_done) {
   assert(size_bytes > 0);
   enter(sim);
-  const TransferHandle t = transfers_.acquire();
-  transfers_[t] = Transfer{Op::write, token, address, size_bytes};
+  const TransferHandle t = transfers_.acquire(Transfer{Op::write, token, address, size_bytes});
   ++outstanding_;
   const std::uint64_t end = address + size_bytes;
   for_each_write_tlp(address, size_bytes, config_.max_payload_bytes, [&](std::uint64_t at, std::uint32_t bytes) {
-    const TlpHandle h = tlps_.acquire();
-    tlps_[h] = make_tlp(TlpKind::mwr, at, bytes, config_.addresses_64bit, t);
+    const TlpHandle h = tlps_.acquire(make_tlp(TlpKind::mwr, at, bytes, config_.addresses_64bit, t));
     tlps_[h].last_of_transfer = at + bytes == end;
     tlps_[h].end_seen = notify_done && tlps_[h].last_of_transfer;
     queue(sim, Direction::upstream, h);
@@ -120,8 +117,7 @@ void Bus::dma_write(sim::Simulator& sim, std::uint64_t address, std::uint32_t si
 void Bus::mmio_write(sim::Simulator& sim, std::uint32_t size_bytes, std::uint32_t chunk_bytes, std::uint32_t token) {
   assert(size_bytes > 0 && chunk_bytes > 0);
   enter(sim);
-  const TransferHandle t = transfers_.acquire();
-  transfers_[t] = Transfer{Op::mmio, token, 0, size_bytes};
+  const TransferHandle t = transfers_.acquire(Transfer{Op::mmio, token, 0, size_bytes});
   transfers_[t].chunk = chunk_bytes;
   ++outstanding_;
   const std::uint32_t stores = (size_bytes + chunk_bytes - 1) / chunk_bytes;
@@ -354,8 +350,7 @@ void Bus::issue_read_requests(sim::Simulator& sim) {
     const std::uint64_t at = read.address + read.requested;
     const std::uint32_t bytes =
         tlp_detail::request_chunk(at, read.bytes - read.requested, config_.max_read_request_bytes);
-    const TlpHandle h = tlps_.acquire();
-    tlps_[h] = make_tlp(TlpKind::mrd, at, bytes, config_.addresses_64bit, t);
+    const TlpHandle h = tlps_.acquire(make_tlp(TlpKind::mrd, at, bytes, config_.addresses_64bit, t));
     read.requested += bytes;
     ++tags_in_use_;
     if (read.requested == read.bytes)
@@ -701,9 +696,8 @@ void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
     for_each_completion(mrd.address, mrd.payload_bytes, config_.max_payload_bytes,
                         config_.read_completion_boundary_bytes, config_.completion_split,
                         [&](std::uint64_t at, std::uint32_t bytes) {
-                          const TlpHandle h = tlps_.acquire();
+                          const TlpHandle h = tlps_.acquire(make_tlp(TlpKind::cpld, at, bytes, false, mrd.transfer));
                           sent += bytes;
-                          tlps_[h] = make_tlp(TlpKind::cpld, at, bytes, false, mrd.transfer);
                           tlps_[h].last_of_request = sent == mrd.payload_bytes;
                           Transfer& read = transfers_[mrd.transfer];
                           read.completions_queued += bytes;
@@ -746,9 +740,8 @@ void Bus::handle(sim::Simulator& sim, Kind kind, std::uint32_t handle) {
     const Transfer mmio = transfers_[t];
     for (std::uint32_t offset = 0; offset < mmio.bytes; offset += mmio.chunk) {
       const std::uint32_t bytes = std::min(mmio.chunk, mmio.bytes - offset);
-      const TlpHandle h = tlps_.acquire();
       // The BAR is mapped like host buffers (64-bit on the platforms modelled: E5's 32-byte doorbell).
-      tlps_[h] = make_tlp(TlpKind::mwr, offset, bytes, config_.addresses_64bit, t);
+      const TlpHandle h = tlps_.acquire(make_tlp(TlpKind::mwr, offset, bytes, config_.addresses_64bit, t));
       tlps_[h].last_of_transfer = offset + bytes >= mmio.bytes;
       queue(sim, Direction::downstream, h);
     }
