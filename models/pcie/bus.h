@@ -142,11 +142,11 @@ private:
     tag_returned,     ///< deferred only: reads wait for a tag, and the first of tags_returning_ is back
   };
   // Deferred events (docs/models/pcie.md#events). Every event above but mmio_issue, write_visible and the end of a
-  // write the client hears of changes only the bus. Those wait in deferred_, in (time, seq) order, each holding the
-  // seq the calendar would have given it, and are handled when the bus is next touched, before whatever touches
-  // it, or by settle(): the bus's results are those of handling each at its moment. What the client sees is
-  // scheduled in the calendar by whichever event leads to it, deferred or not; keep_moments() keeps a checkpoint
-  // in the calendar early enough that the bus has always caught up before any of it is due.
+  // write the client hears of changes only the bus. Those wait in deferred_ and memory_reads_, each in (time, seq)
+  // order and each event holding the seq the calendar would have given it, and are handled when the bus is next
+  // touched, before whatever touches it, or by settle(): the bus's results are those of handling each at its moment.
+  // What the client sees is scheduled in the calendar by whichever event leads to it, deferred or not; keep_moments()
+  // keeps a checkpoint in the calendar early enough that the bus has always caught up before any of it is due.
   enum class Op : std::uint8_t { read, write, mmio };
   struct Transfer {
     Op op;
