@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <dlfcn.h>
@@ -20,10 +19,6 @@ namespace sim {
 namespace {
 // Unwinds a program that is still blocked when the run ends.
 struct ProgramStopped {};
-
-std::int64_t clock_ps(const ProgramEngine& engine) {
-  return std::llround(engine.clock_s() * 1e12);
-}
 
 // Raw contexts switch stacks by hand, and ASan cannot follow them: unwinding a program that a run cut short (an
 // exception on such a stack) then trips false reports. Under ASan, programs run as threads, whose stacks it knows;
@@ -244,10 +239,6 @@ void HostRuntime::spawn(std::string name, std::function<void(Program&)> body) {
   programs_.push_back(std::move(state));
 }
 
-Time HostRuntime::simgrid_now() const {
-  return Time::from_ps(clock_ps(*engine_) - epoch_ps_);
-}
-
 HostRuntime::Outcome HostRuntime::run_engine(Time until) {
   if (ran_)
     throw std::logic_error("HostRuntime::run called twice");
@@ -283,11 +274,8 @@ HostRuntime::Outcome HostRuntime::run_engine(Time until) {
   // A Simulator::halted() run is stopped by the caller's SIGINT handler, which the engine leaves in place.
   engine_->start(
       args, names, [](void* runtime, std::uint32_t i) { static_cast<HostRuntime*>(runtime)->program_main(i); }, this);
-  // SimGrid's clock carries over from earlier engines in this process: measure time from here.
-  epoch_ps_ = clock_ps(*engine_) - sim_.now().ps();
   engine_->run();
-  engine_.reset(); // removes its timer, if one is left
-  fabric_timer_set_ = false;
+  engine_.reset();
   if (failure_)
     std::rethrow_exception(failure_);
   return outcome_;
@@ -319,19 +307,22 @@ void HostRuntime::program_left() {
     finish_run();
     return;
   }
-  arm_fabric_timer();
-  if (!fabric_timer_set_ && runnable_ == 0)
-    finish_run();
+  if (runnable_ == 0)
+    drive_from(-1);
 }
 
 void HostRuntime::block(std::uint32_t index) {
   ProgramState& program = *programs_[index];
-  assert(simgrid_now() <= sim_.now() && "SimGrid's clock never runs ahead of the fabric's");
   program.blocked = true;
   --runnable_;
-  arm_fabric_timer();
-  if (!fabric_timer_set_ && runnable_ == 0)
-    finish_run(); // nothing can ever wake anyone again
+  if (runnable_ == 0 && !stopping_) {
+    drive_from(index);
+    if (!program.blocked) { // the fabric woke this very program (or the run ended): it goes on without a switch
+      if (stopping_)
+        throw ProgramStopped{};
+      return;
+    }
+  }
   if (stopping_) {
     program.blocked = false;
     throw ProgramStopped{};
@@ -341,41 +332,30 @@ void HostRuntime::block(std::uint32_t index) {
     throw ProgramStopped{};
 }
 
-void HostRuntime::arm_fabric_timer() {
-  if (stopping_)
-    return;
-  const Time next = sim_.next_event_time();
-  // An empty calendar has nothing to run: a timer at Time::max() would move SimGrid's clock, which later engines
-  // in this process start from, to 2^63 ps.
-  if (next > until_ || next == Time::max())
-    return;
-  if (fabric_timer_set_ && fabric_timer_at_ <= next)
-    return;
-  fabric_timer_at_ = next;
-  // An instant equal to SimGrid's clock in picoseconds may convert to a double just below it, which SimGrid
-  // refuses as a date in the past.
-  const double date_s = std::max(static_cast<double>(epoch_ps_ + next.ps()) * 1e-12, engine_->clock_s());
-  engine_->set_timer(
-      date_s, [](void* runtime, std::uint32_t) { static_cast<HostRuntime*>(runtime)->on_fabric_timer(); }, this);
-  fabric_timer_set_ = true;
+void HostRuntime::drive_from(std::int64_t driver) {
+  // The driver is passed along, not kept here: between this call and the simcall's handling, SimGrid runs the
+  // other actors of its round (one that has just been woken, one on its way to acquire()).
+  engine_->run_in_kernel(
+      [](void* runtime, std::uint32_t driver_plus_one) {
+        static_cast<HostRuntime*>(runtime)->drive(static_cast<std::int64_t>(driver_plus_one) - 1);
+      },
+      this, static_cast<std::uint32_t>(driver + 1));
 }
 
-void HostRuntime::on_fabric_timer() {
-  fabric_timer_set_ = false; // it has fired
-  fabric_timer_at_ = Time::max();
+void HostRuntime::drive(std::int64_t driver) {
+  driver_ = driver;
   try {
     burst_(burst_context_, sim_, until_);
+    // The burst ended on a program wake-up, because nothing remains at or before until_, or because the run was
+    // halted (then it ends here: what has happened is all there is).
+    if (sim_.halted() || runnable_ == 0)
+      finish_run();
   } catch (...) {
     if (!failure_)
       failure_ = std::current_exception();
     finish_run();
-    return;
   }
-  // The burst ended on a program wake-up (that program re-arms when it blocks), on a wake-up put back for later
-  // (which armed the timer), because nothing remains at or before until_, or because the run was halted (then it
-  // ends here: what has happened is all there is).
-  if (sim_.halted() || (runnable_ == 0 && !fabric_timer_set_))
-    finish_run();
+  driver_ = -1;
 }
 
 void HostRuntime::on_program_event(const Event& event) {
@@ -384,27 +364,23 @@ void HostRuntime::on_program_event(const Event& event) {
     sim_.mark_stale(); // the other half of a wait_for, already woken
     return;
   }
-  // SimGrid's clock may still be at the burst's first event: the program resumes now all the same, and its next
-  // block sets the timer at the fabric's next instant, which brings the clock up again. Putting the wake-up back
-  // until a timer had moved SimGrid's clock to it cost a second round of SimGrid's engine per wake-up, 5 % of a
-  // full-host run's instructions; nothing a program does reads SimGrid's clock.
   ++program.generation;
   program.blocked = false;
   ++runnable_;
   ++outcome_.wakeups;
-  engine_->release(event.index);
+  if (static_cast<std::int64_t>(event.index) != driver_)
+    engine_->release(event.index); // the driver itself just returns from its simcall
   sim_.request_stop();
 }
 
 void HostRuntime::finish_run() {
   stopping_ = true;
-  engine_->remove_timer();
-  fabric_timer_set_ = false;
   for (std::uint32_t i = 0; i < programs_.size(); ++i) {
     if (programs_[i]->blocked) {
       programs_[i]->blocked = false;
       ++runnable_;
-      engine_->release(i);
+      if (static_cast<std::int64_t>(i) != driver_)
+        engine_->release(i);
     }
   }
 }

@@ -3,11 +3,11 @@
 //
 // A program is sequential code (`compute`, `wait` on a Signal, verbs calls later) run by an S4U actor. Every
 // instant at which a program can act is an event in the kernel's calendar: its compute() end or the notify() of
-// a signal it waits on. The fabric runs inside one SimGrid timer callback and stops at the first such event, so it
-// never runs past an instant at which a program can act; the program resumes there, and when it blocks the timer
-// is set at the fabric's next instant. SimGrid's clock is therefore never ahead of the fabric's, and reaches it at
-// each timer: within a burst it lags, and nothing reads it there. SimGrid sees only program wake-ups, never
-// packets. Programs must block only through this API: SimGrid's own sleeps or mailboxes would bypass the calendar.
+// a signal it waits on. The program that blocks last, leaving none runnable, runs the fabric in SimGrid's kernel (a
+// simcall), which stops at the first such event, so it never runs past an instant at which a program can act; the
+// program woken resumes there (at once, if it is the one that ran the fabric). SimGrid's clock never moves: no
+// timer, and no round of SimGrid's models, per wake-up. SimGrid sees only program wake-ups, never packets.
+// Programs must block only through this API: SimGrid's own sleeps or mailboxes would bypass the calendar.
 #pragma once
 
 #include <cstdint>
@@ -143,25 +143,24 @@ private:
 
   Outcome run_engine(Time until);
   void on_program_event(const Event& event);
-  void on_fabric_timer();
-  void arm_fabric_timer();
+  /// Runs the fabric in SimGrid's kernel, from the program `driver` (or -1, a program that has ended) that has
+  /// just left none runnable: until an event wakes a program, or to the end.
+  void drive_from(std::int64_t driver);
+  void drive(std::int64_t driver);
   void block(std::uint32_t program);
   void schedule_wake(std::uint32_t program, Time at);
   void program_main(std::uint32_t program);
   void program_left();
   void finish_run();
-  Time simgrid_now() const;
 
   Simulator& sim_;
   std::vector<std::unique_ptr<ProgramState>> programs_;
   void* burst_context_ = nullptr;
   void (*burst_)(void*, Simulator&, Time) = nullptr;
   Time until_ = Time::max();
-  std::int64_t epoch_ps_ = 0;             // SimGrid's clock when this runtime started: its clock survives engines
   std::unique_ptr<ProgramEngine> engine_; // SimGrid, loaded for runs with programs (sim/program_engine.h)
-  Time fabric_timer_at_ = Time::max();
-  bool fabric_timer_set_ = false;
-  std::uint32_t runnable_ = 0; // programs that are running or ready to run
+  std::int64_t driver_ = -1;              // while the fabric runs: the program whose simcall runs it, or -1
+  std::uint32_t runnable_ = 0;            // programs that are running or ready to run
   bool stopping_ = false;
   bool ran_ = false;
   std::exception_ptr failure_;

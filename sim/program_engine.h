@@ -16,19 +16,17 @@
 namespace sim {
 
 /// Bumped whenever ProgramEngine changes: a module built for another version is refused, not called.
-inline constexpr int program_engine_interface = 1;
+inline constexpr int program_engine_interface = 2;
 /// The module's file name, as the dynamic loader searches for it.
 inline constexpr const char* program_engine_module = "libibnetsim_simgrid.so";
 
-/// One SimGrid engine for one run: a host with one actor per program, a semaphore per actor, and one timer.
-/// Callbacks receive the context given with them and an argument (the actor's index; 0 for the timer).
+/// One SimGrid engine for one run: a host with one actor per program and a semaphore per actor. Callbacks receive
+/// the context given with them and an argument (the actor's index, or run_in_kernel's).
 class ProgramEngine {
 public:
   using Callback = void (*)(void* context, std::uint32_t argument);
 
   virtual ~ProgramEngine() = default;
-  /// SimGrid's clock in seconds (it carries over from earlier engines in the process).
-  virtual double clock_s() const = 0;
   /// Creates SimGrid's engine with the command-line `settings` (argv[0] first), then one actor per name, each
   /// running `main(context, its index)` once run() starts. SIGINT keeps the handler the process had.
   virtual void start(const std::vector<std::string>& settings, const std::vector<std::string>& actor_names,
@@ -38,10 +36,10 @@ public:
   /// Called from actor `actor`: blocks it until release(actor).
   virtual void acquire(std::uint32_t actor) = 0;
   virtual void release(std::uint32_t actor) = 0;
-  /// Replaces the timer: fire(context, 0) at `date_s` (not before clock_s()).
-  virtual void set_timer(double date_s, Callback fire, void* context) = 0;
-  /// Cancels the timer, if one is set and has not fired.
-  virtual void remove_timer() = 0;
+  /// Called from an actor: runs code(context, argument) in SimGrid's kernel (maestro) as a simcall, then returns.
+  /// The fabric runs there: within SimGrid's scheduling round, without a timer, so no round of its models per
+  /// wake-up. Other actors of the round may run before the simcall is handled.
+  virtual void run_in_kernel(Callback code, void* context, std::uint32_t argument) = 0;
 };
 
 /// A new engine from the module, loaded on first use and kept for the process's life. Throws std::runtime_error

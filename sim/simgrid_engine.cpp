@@ -7,24 +7,20 @@
 #include <string>
 #include <vector>
 
-#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u.hpp>
+#include <simgrid/simix.hpp>
 
 #include "sim/program_engine.h"
 
 namespace {
 
 namespace sg4 = simgrid::s4u;
-using simgrid::kernel::timer::Timer;
 
 class SimGridEngine final : public sim::ProgramEngine {
 public:
   ~SimGridEngine() override {
-    remove_timer();
     semaphores_.clear(); // before the engine they belong to
   }
-
-  double clock_s() const override { return sg4::Engine::get_clock(); }
 
   void start(const std::vector<std::string>& settings, const std::vector<std::string>& actor_names, Callback main,
              void* context) override {
@@ -55,25 +51,13 @@ public:
   void acquire(std::uint32_t actor) override { semaphores_[actor]->acquire(); }
   void release(std::uint32_t actor) override { semaphores_[actor]->release(); }
 
-  void set_timer(double date_s, Callback fire, void* context) override {
-    remove_timer();
-    timer_ = Timer::set(date_s, [this, fire, context] {
-      timer_ = nullptr; // SimGrid deletes a timer once it has fired
-      fire(context, 0);
-    });
-  }
-
-  void remove_timer() override {
-    if (timer_ != nullptr) {
-      timer_->remove();
-      timer_ = nullptr;
-    }
+  void run_in_kernel(Callback code, void* context, std::uint32_t argument) override {
+    simgrid::kernel::actor::simcall_answered([code, context, argument] { code(context, argument); });
   }
 
 private:
   std::optional<sg4::Engine> engine_;
   std::vector<sg4::SemaphorePtr> semaphores_;
-  Timer* timer_ = nullptr;
 };
 
 } // namespace
