@@ -110,13 +110,16 @@ std::vector<std::string> loader_search_path() {
 
 } // namespace
 
-std::unique_ptr<ProgramEngine> make_program_engine() {
-  using Factory = ProgramEngine* (*)(int);
-  struct Module {
-    Factory factory = nullptr;
-    std::string error;
-  };
-  // Loaded once and never unloaded: SimGrid keeps process-wide state from engine to engine.
+namespace {
+
+using Factory = ProgramEngine* (*)(int);
+struct Module {
+  Factory factory = nullptr;
+  std::string error;
+};
+
+/// Loaded once and never unloaded: SimGrid keeps process-wide state from engine to engine.
+const Module& program_engine_module_loaded() {
   static const Module module = [] {
     Module m;
     void* handle = dlopen(program_engine_module, RTLD_NOW | RTLD_LOCAL);
@@ -141,6 +144,20 @@ std::unique_ptr<ProgramEngine> make_program_engine() {
     }
     return m;
   }();
+  return module;
+}
+
+} // namespace
+
+void preload_program_engine() noexcept {
+  try {
+    program_engine_module_loaded();
+  } catch (...) { // std::bad_alloc building the message: the child that needs the module says what is wrong
+  }
+}
+
+std::unique_ptr<ProgramEngine> make_program_engine() {
+  const Module& module = program_engine_module_loaded();
   if (module.factory == nullptr)
     throw std::runtime_error(std::string("cannot load SimGrid for the host programs, the module ") +
                              program_engine_module + " (installed in <prefix>/lib/ibnetsim): " + module.error);

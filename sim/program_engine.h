@@ -46,6 +46,12 @@ public:
 /// naming the module and the loader's reason when it cannot be loaded or is of another interface version.
 std::unique_ptr<ProgramEngine> make_program_engine();
 
+/// Loads the module now, if it can be, and never throws: for a process that forks runs (a sweep's points), so that
+/// each child starts with SimGrid and the ns-3 libraries it needs already loaded and initialised, instead of paying
+/// their loading (about 100 M instructions) itself. A module that cannot be loaded fails in the child that needs it,
+/// with make_program_engine()'s error.
+void preload_program_engine() noexcept;
+
 } // namespace sim
 
 /// The module's one entry point: a new engine, or nullptr if `interface` is not program_engine_interface.

@@ -1,6 +1,7 @@
 // What `ibnetsim sweep` and `ibnetsim compare` share: running many variants of one scenario, each as its own
-// `ibnetsim run` process (so a crash or an invariant broken in one point leaves the others), several at a time, each
-// writing its JSON report; and reading figures back out of those reports as named metrics.
+// `ibnetsim run` process (so a crash or an invariant broken in one point leaves the others; forked from this one,
+// which has loaded SimGrid for them), several at a time, each writing its JSON report; and reading figures back out
+// of those reports as named metrics.
 #pragma once
 
 #include <cstdint>
@@ -41,12 +42,12 @@ struct Origin {
                                  const std::vector<std::string>& overrides, const std::vector<Origin>& origins,
                                  const std::string& what);
 
-/// The ibnetsim executable running now (/proc/self/exe), so children run exactly this build.
+/// The ibnetsim executable running now (/proc/self/exe): the points' argv[0], and what Slurm array scripts run.
 std::string self_executable();
 
-/// Runs `jobs` as `ibnetsim run scenario --set ... [--seed] --quiet --out report_path`, at most `parallel` at a
-/// time, in order of index. `done(job)` is called as each finishes. Returns the most that ran at once. Children
-/// that cannot be started: InputError.
+/// Runs `jobs` as `ibnetsim run scenario --set ... [--seed] --quiet --out report_path`, each in a forked child, at
+/// most `parallel` at a time, in order of index. `done(job)` is called as each finishes. Returns the most that ran at
+/// once. Children that cannot be started: InputError.
 std::size_t run_points(const std::string& scenario, std::optional<std::uint64_t> seed, std::vector<PointJob*>& jobs,
                        unsigned parallel, const std::function<void(const PointJob&)>& done);
 

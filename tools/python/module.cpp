@@ -31,6 +31,7 @@
 #include "sim/data_dir.h"
 #include "sim/errors.h"
 #include "sim/json_reader.h"
+#include "sim/program_engine.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/trace.h"
@@ -207,6 +208,8 @@ run_many(const std::vector<
   const std::string dir = dir_pattern;
   const auto outcome_path = [&](std::size_t i) { return dir + "/" + std::to_string(i); };
 
+  // Each child then starts with SimGrid loaded (sim/program_engine.h), as the CLI's sweeps do.
+  sim::preload_program_engine();
   std::vector<Outcome> outcomes(jobs.size());
   std::map<pid_t, std::size_t> running;
   std::size_t next = 0, finished = 0;
