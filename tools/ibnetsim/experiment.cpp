@@ -88,6 +88,8 @@ pid_t fork_run(const std::string& exe, const std::string& scenario, std::optiona
   if (!open_as(STDIN_FILENO, "/dev/null", O_RDONLY) || !open_as(STDOUT_FILENO, "/dev/null", O_WRONLY) ||
       !open_as(STDERR_FILENO, job.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC))
     ::_exit(2);
+  // Nothing else of the sweep's: its lock on the output directory, for one, stays the sweep's alone.
+  ::close_range(3, ~0u, 0);
   int status = 70; // EX_SOFTWARE: run_command_line reports every error itself
   try {
     status = run_command_line(static_cast<int>(args.size()), argv.data(), std::cout, std::cerr);
