@@ -129,7 +129,7 @@ struct RemoteUse {
 class SwitchRouter {
 public:
   SwitchRouter(const RoutingInput& in, const SwitchGraph& g, const UcastOptions& options)
-      : in_(in), t_(in.topology), g_(g), options_(options), lmc_(in.lids.lmc()) {}
+      : t_(in.topology), g_(g), options_(options), lmc_(in.lids.lmc()) {}
 
   /// osm_switch_recommend_path for LID `lid` of destination `dest` (whose switch is `dest_switch`), at switch s.
   std::uint8_t recommend(std::uint32_t s, NodeIndex sw_node, const PortRef& dest, std::int32_t dest_switch,
@@ -236,7 +236,6 @@ public:
   }
 
 private:
-  const RoutingInput& in_;
   const topo::Topology& t_;
   const SwitchGraph& g_;
   const UcastOptions& options_;
