@@ -77,14 +77,25 @@ pid_t fork_run(const std::string& exe, const std::string& scenario, std::optiona
   std::cout.flush();
   std::cerr.flush();
   std::fflush(nullptr); // nothing buffered here is written twice
+  // SIGINT and SIGTERM stay blocked across the fork: one that reaches the child before it has the default
+  // dispositions back waits, and then ends it, instead of running the sweep's handler there.
+  sigset_t stop_signals, previous;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &stop_signals, &previous);
   const pid_t pid = ::fork();
-  if (pid < 0)
-    throw sim::InputError(exe, "", "a child process for the point", std::strerror(errno));
-  if (pid > 0)
+  if (pid != 0) {
+    const int fork_error = errno;
+    ::sigprocmask(SIG_SETMASK, &previous, nullptr);
+    if (pid < 0)
+      throw sim::InputError(exe, "", "a child process for the point", std::strerror(fork_error));
     return pid;
+  }
   // The child: the signal dispositions and standard streams a new process would have.
   std::signal(SIGINT, SIG_DFL);
   std::signal(SIGTERM, SIG_DFL);
+  ::sigprocmask(SIG_SETMASK, &previous, nullptr);
   if (!open_as(STDIN_FILENO, "/dev/null", O_RDONLY) || !open_as(STDOUT_FILENO, "/dev/null", O_WRONLY) ||
       !open_as(STDERR_FILENO, job.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC))
     ::_exit(2);
