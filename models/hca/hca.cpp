@@ -114,6 +114,10 @@ void Hca::release_queue_pairs() {
   std::deque<Qp>().swap(qps_); // the Core's reference stays valid: the same deque, emptied
   stages_->recv.release();
 }
+const QpTrafficCounters& Hca::qp_traffic_counters(std::uint32_t qpn) const {
+  return qp_by_qpn(qpn).counters;
+}
+
 QpCounters Hca::qp_counters(std::uint32_t qpn) const {
   const Qp& qp = qp_by_qpn(qpn);
   QpCounters c;

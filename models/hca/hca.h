@@ -232,6 +232,8 @@ public:
   /// A tracer is set: trace_program() may record (callers skip building its arguments otherwise).
   bool traces_programs() const { return tracer_ != nullptr; }
   QpCounters qp_counters(std::uint32_t qpn) const;
+  /// The traffic counters alone, by reference: the end-of-run check reads two QPs' for each of a million QPs.
+  const QpTrafficCounters& qp_traffic_counters(std::uint32_t qpn) const;
   /// The counters of all its QPs added up (peak_reads_outstanding: the largest).
   QpCounters totals() const;
   const PcieCounters& pcie_counters() const { return pcie_; }

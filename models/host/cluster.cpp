@@ -338,9 +338,9 @@ std::string Cluster::check_exactly_once() const {
       const HostNode& peer = hosts_[static_cast<std::size_t>(host_of_node_[owner.node])];
       if (!peer.hca || c.dest_qpn < 2 || c.dest_qpn - 2 >= peer.hca->qp_count())
         continue;
-      const hca::QpCounters& a = h.hca->qp_counters(c.qpn);
+      const hca::QpTrafficCounters& a = h.hca->qp_traffic_counters(c.qpn);
       // Accepted, not yet delivered: the ACK leaves on acceptance, before the payload is placed.
-      const std::uint64_t accepted = peer.hca->qp_counters(c.dest_qpn).rc_messages_accepted;
+      const std::uint64_t accepted = peer.hca->qp_traffic_counters(c.dest_qpn).rc_messages_accepted;
       if (accepted < a.rc_requests_completed || accepted > a.rc_requests_posted)
         problems += "exactly-once: " + h.name + " QP " + std::to_string(c.qpn) + " -> " + peer.name + " QP " +
                     std::to_string(c.dest_qpn) + ": " + std::to_string(a.rc_requests_completed) +

@@ -87,6 +87,9 @@ public:
       throw sim::InputError(file_, pointer_ + "/size_bytes", "at least one byte per host (" + std::to_string(n) + ")",
                             std::to_string(size_));
     rendezvous_ = &rendezvous;
+    host_ids_.clear();
+    for (const std::string& h : hosts_) // interned once: a host publishes and takes a QP per peer
+      host_ids_.push_back(rendezvous.id(h));
     buffers_.assign(n, 0);
     first_start_.assign(iterations_, sim::Time::max());
     last_end_.assign(iterations_, sim::Time::zero());
@@ -178,13 +181,13 @@ private:
       caps.max_send_wr = 8;
       caps.max_recv_wr = std::clamp<std::uint32_t>(receives, 1, 32768);
       qp_of[p] = ctx.create_qp(verbs::QpType::rc, caps, cq, cq);
-      rendezvous_->publish(hosts_[me], hosts_[p], 0, ctx.lid(), qp_of[p]);
+      rendezvous_->publish(host_ids_[me], host_ids_[p], 0, ctx.lid(), qp_of[p]);
     }
     const std::uint64_t buffer = ctx.memory().allocate(std::uint64_t{size_} * 2);
     buffers_[me] = buffer + size_; // peers write here; this host sends from the first half
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (const std::uint32_t p : peers) {
-      const auto [lid, qpn] = rendezvous_->take(hosts_[p], hosts_[me], 0);
+      const auto [lid, qpn] = rendezvous_->take(host_ids_[p], host_ids_[me], 0);
       verbs::QpAttr attr;
       attr.dest_lid = lid;
       attr.dest_qpn = qpn;
@@ -259,6 +262,7 @@ private:
   double reduce_ns_per_byte_ = 0;
   sim::Time start_;
   Rendezvous* rendezvous_ = nullptr;
+  std::vector<Rendezvous::HostId> host_ids_; ///< hosts_, interned by the rendezvous
   std::vector<std::uint64_t> buffers_;
   std::vector<sim::Time> first_start_, last_end_; ///< per iteration, over all hosts
   LatencyStats times_;

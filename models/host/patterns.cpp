@@ -191,6 +191,9 @@ public:
         hosts_.push_back(receiver_);
     }
     rendezvous_ = &rendezvous;
+    host_ids_.clear();
+    for (const std::string& h : hosts_) // interned once: a host publishes and takes a QP per peer
+      host_ids_.push_back(rendezvous.id(h));
     line_rate_gbps_ = host_link(cluster, hosts_[0]).data_rate.bps() / 1e9;
     plan(cluster);
     // A record per flow the plans have, not per pair of hosts: 8,192 hosts would need 2 GiB for the pairs.
@@ -453,13 +456,13 @@ private:
       caps.max_recv_wr = verb_ == "send" ? std::clamp<std::uint32_t>(incoming[p], 1, 32768) : 1;
       caps.srq = srq;
       qp_of[p] = ctx.create_qp(verbs::QpType::rc, caps, cq, cq);
-      rendezvous_->publish(hosts_[me], hosts_[p], 0, ctx.lid(), qp_of[p]);
+      rendezvous_->publish(host_ids_[me], host_ids_[p], 0, ctx.lid(), qp_of[p]);
     }
     ctx.program().sleep_until(ctx.now() + sim::Time::from_ns(1));
     for (std::uint32_t p = 0; p < n; ++p) {
       if (!talks[p])
         continue;
-      const auto [lid, qpn] = rendezvous_->take(hosts_[p], hosts_[me], 0);
+      const auto [lid, qpn] = rendezvous_->take(host_ids_[p], host_ids_[me], 0);
       verbs::QpAttr attr;
       attr.dest_lid = lid;
       attr.dest_qpn = qpn;
@@ -728,6 +731,7 @@ private:
   std::uint32_t receiver_index_ = 0xffffffffu;
   double hot_fraction_ = 0, offered_load_ = 0, line_rate_gbps_ = 1;
   Rendezvous* rendezvous_ = nullptr;
+  std::vector<Rendezvous::HostId> host_ids_; ///< hosts_, interned by the rendezvous
   std::vector<std::vector<Message>> plans_;
   std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> incoming_; ///< incoming_from()
   std::vector<std::uint64_t> peer_buffer_; ///< each host's target buffer, exchanged out of band with the QPs

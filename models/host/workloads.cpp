@@ -103,17 +103,70 @@ LatencyStats summarize(std::vector<sim::Time> samples) {
   return s;
 }
 
+void Rendezvous::publish(HostId host, HostId peer, int tag, std::uint16_t lid, std::uint32_t qpn) {
+  if (2 * (used_ + 1) > slots_.size())
+    grow();
+  std::size_t i = find(host, peer, tag);
+  if (i == slots_.size()) {
+    for (i = home(host, peer, tag); slots_[i].used; i = (i + 1) & (slots_.size() - 1)) {
+    }
+    ++used_;
+  }
+  slots_[i] = Slot{host, peer, tag, qpn, lid, true};
+}
+
+std::size_t Rendezvous::find(HostId host, HostId peer, int tag) const {
+  if (slots_.empty())
+    return 0;
+  for (std::size_t i = home(host, peer, tag);; i = (i + 1) & (slots_.size() - 1)) {
+    const Slot& s = slots_[i];
+    if (!s.used)
+      return slots_.size();
+    if (s.host == host && s.peer == peer && s.tag == tag)
+      return i;
+  }
+}
+
+void Rendezvous::grow() {
+  std::vector<Slot> old(std::max<std::size_t>(64, 2 * slots_.size()));
+  old.swap(slots_);
+  for (const Slot& s : old) {
+    if (!s.used)
+      continue;
+    std::size_t i = home(s.host, s.peer, s.tag);
+    while (slots_[i].used)
+      i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = s;
+  }
+}
+
+std::pair<std::uint16_t, std::uint32_t> Rendezvous::take(HostId peer, HostId host, int tag) {
+  std::size_t i = find(peer, host, tag);
+  if (i == slots_.size())
+    throw std::logic_error(names_.at(peer) + " made no QP for " + names_.at(host) + " (or it was taken already)");
+  const std::pair<std::uint16_t, std::uint32_t> qp{slots_[i].lid, slots_[i].qpn};
+  // Backward-shift deletion: entries after the hole that may sit at or before it move up, so that no probe
+  // sequence is broken and no tombstones pile up over a million takes.
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t j = (i + 1) & mask; slots_[j].used; j = (j + 1) & mask) {
+    const std::size_t h = home(slots_[j].host, slots_[j].peer, slots_[j].tag);
+    // slots_[j] may fill the hole at i unless its home lies cyclically in (i, j].
+    if (((j - h) & mask) >= ((j - i) & mask)) {
+      slots_[i] = slots_[j];
+      i = j;
+    }
+  }
+  slots_[i].used = false;
+  if (--used_ == 0) // its memory too: a million QPs' worth
+    std::vector<Slot>().swap(slots_);
+  return qp;
+}
+
 std::pair<std::uint16_t, std::uint32_t> Rendezvous::take(const std::string& peer, const std::string& host, int tag) {
   const auto peer_id = ids_.find(peer), host_id = ids_.find(host);
-  const auto it = peer_id == ids_.end() || host_id == ids_.end() ? table_.end()
-                                                                 : table_.find({peer_id->second, host_id->second, tag});
-  if (it == table_.end())
+  if (peer_id == ids_.end() || host_id == ids_.end())
     throw std::logic_error(peer + " made no QP for " + host + " (or it was taken already)");
-  const std::pair<std::uint16_t, std::uint32_t> qp = it->second;
-  table_.erase(it);
-  if (table_.empty()) // its buckets too: a million QPs' worth
-    decltype(table_)().swap(table_);
-  return qp;
+  return take(peer_id->second, host_id->second, tag);
 }
 
 namespace {

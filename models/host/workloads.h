@@ -33,33 +33,48 @@ struct LatencyStats {
 LatencyStats summarize(std::vector<sim::Time> samples);
 
 /// Where the QP a program made for a peer is; programs publish theirs at time 0 and take their peers' at 1 ns.
-/// Hosts are interned: an all-to-all of a thousand hosts publishes a million QPs, each taken once, which frees its
-/// entry for the run's later needs.
+/// Hosts are interned: an all-to-all of a thousand hosts publishes a million QPs, each taken once. A workload with
+/// many hosts interns their names once (id()) and publishes and takes by id; the table is open-addressed, one flat
+/// array, since a node per entry cost a fifth of such a run's start-up (allocations and cache misses).
 class Rendezvous {
 public:
+  using HostId = std::uint32_t;
+  /// The id of `host`, the same for every call with that name.
+  HostId id(const std::string& host) {
+    const auto [it, added] = ids_.try_emplace(host, static_cast<HostId>(names_.size()));
+    if (added)
+      names_.push_back(host);
+    return it->second;
+  }
+  void publish(HostId host, HostId peer, int tag, std::uint16_t lid, std::uint32_t qpn);
   void publish(const std::string& host, const std::string& peer, int tag, std::uint16_t lid, std::uint32_t qpn) {
-    table_[{id(host), id(peer), tag}] = {lid, qpn};
+    publish(id(host), id(peer), tag, lid, qpn);
   }
   /// The QP `peer` made for `host` under `tag`, removed from the table (each is taken once).
+  std::pair<std::uint16_t, std::uint32_t> take(HostId peer, HostId host, int tag);
   std::pair<std::uint16_t, std::uint32_t> take(const std::string& peer, const std::string& host, int tag);
 
 private:
-  struct Key {
-    std::uint32_t host, peer;
-    int tag;
-    bool operator==(const Key&) const = default;
+  struct Slot {
+    HostId host = 0, peer = 0;
+    int tag = 0;
+    std::uint32_t qpn = 0;
+    std::uint16_t lid = 0;
+    bool used = false;
   };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      return std::hash<std::uint64_t>{}((std::uint64_t{k.host} << 32 | k.peer) * 0x9e3779b97f4a7c15ull ^
-                                        static_cast<std::uint32_t>(k.tag));
-    }
-  };
-  std::uint32_t id(const std::string& host) {
-    return ids_.try_emplace(host, static_cast<std::uint32_t>(ids_.size())).first->second;
+  std::size_t home(HostId host, HostId peer, int tag) const {
+    const std::uint64_t h =
+        ((std::uint64_t{host} << 32 | peer) ^ static_cast<std::uint32_t>(tag) * 0xff51afd7ed558ccdull) *
+        0x9e3779b97f4a7c15ull;
+    return static_cast<std::size_t>(h >> 32) & (slots_.size() - 1);
   }
-  std::unordered_map<std::string, std::uint32_t> ids_;
-  std::unordered_map<Key, std::pair<std::uint16_t, std::uint32_t>, KeyHash> table_;
+  /// Index of (host, peer, tag)'s slot, or slots_.size() when it is not in the table.
+  std::size_t find(HostId host, HostId peer, int tag) const;
+  void grow();
+  std::unordered_map<std::string, HostId> ids_;
+  std::vector<std::string> names_; ///< by id
+  std::vector<Slot> slots_;        ///< a power of two, at most half used; linear probing
+  std::size_t used_ = 0;
 };
 
 /// What a workload will create and hold, counted from its options before anything is built, for the memory budget

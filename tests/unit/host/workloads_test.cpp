@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -315,4 +318,50 @@ TEST_CASE("summarize: perftest's figures, t_stdev the population standard deviat
   CHECK(s.t_avg_us == 2.5);
   CHECK(s.t_stdev_us == Approx(std::sqrt(1.25)));
   CHECK(summarize({}).t_stdev_us == 0);
+}
+
+TEST_CASE("rendezvous: each QP published is taken once, by name or by id, whatever the order", "[host][quick]") {
+  Rendezvous r;
+  // 40 hosts, every ordered pair, two tags: 3,120 entries, enough for several growths and long probe runs; taken in
+  // a shuffled order so that deletions shift entries of every kind of run.
+  std::vector<std::string> names;
+  std::vector<Rendezvous::HostId> ids;
+  for (int h = 0; h < 40; ++h) {
+    names.push_back(std::string(1, 'h').append(std::to_string(h)));
+    ids.push_back(r.id(names.back()));
+  }
+  CHECK(r.id("h7") == ids[7]); // interned: the same id again
+  std::map<std::tuple<int, int, int>, std::pair<std::uint16_t, std::uint32_t>> expected;
+  for (int h = 0; h < 40; ++h)
+    for (int p = 0; p < 40; ++p)
+      for (int tag = 0; tag < 2; ++tag)
+        if (h != p) {
+          const auto lid = static_cast<std::uint16_t>(h + 1);
+          const auto qpn = static_cast<std::uint32_t>(1000 * h + 10 * p + tag);
+          r.publish(ids[h], ids[p], tag, lid, qpn);
+          expected[{h, p, tag}] = {lid, qpn};
+        }
+  r.publish("h3", "h4", 1, 99, 12345); // a second publish replaces the first
+  expected[{3, 4, 1}] = {99, 12345};
+  std::vector<std::tuple<int, int, int>> order;
+  for (const auto& [key, qp] : expected)
+    order.push_back(key);
+  std::uint64_t state = 12345;
+  for (std::size_t i = order.size(); i > 1; --i) { // Fisher-Yates with a fixed LCG
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    std::swap(order[i - 1], order[(state >> 33) % i]);
+  }
+  std::size_t taken = 0;
+  for (const auto& [h, p, tag] : order) {
+    const auto qp = taken % 2 == 0
+                        ? r.take(ids[h], ids[p], tag)
+                        : r.take(names[static_cast<std::size_t>(h)], names[static_cast<std::size_t>(p)], tag);
+    CHECK(qp == expected.at({h, p, tag}));
+    ++taken;
+  }
+  CHECK(taken == 40 * 39 * 2);
+  CHECK_THROWS_WITH(r.take(ids[3], ids[4], 1), "h3 made no QP for h4 (or it was taken already)");
+  CHECK_THROWS_WITH(r.take("h3", "nobody", 0), "h3 made no QP for nobody (or it was taken already)");
+  r.publish(ids[1], ids[2], 0, 5, 6); // the emptied table takes entries again
+  CHECK(r.take(ids[1], ids[2], 0) == std::pair<std::uint16_t, std::uint32_t>{5, 6});
 }
