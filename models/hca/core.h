@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <vector>
 
 #include "models/hca/params.h"
@@ -13,6 +12,7 @@
 #include "models/pcie/host_memory.h"
 #include "sim/pool.h"
 #include "sim/simulator.h"
+#include "sim/stable_vector.h"
 
 namespace ib::hca {
 
@@ -31,7 +31,7 @@ struct Core {
   Wire& wire;
   pcie::HostMemory& memory;
   pcie::Bus& bus;
-  std::deque<Qp>& qps;
+  sim::StableVector<Qp>& qps;
   sim::Pool<DmaOp, 256>& ops; ///< the bus hands each one's token back to the stage that issued it
   PcieCounters& pcie;
   CongestionState& cc; ///< congestion control (IBA A10) as the SM set it on this CA

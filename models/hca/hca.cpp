@@ -111,7 +111,7 @@ void Hca::release_queue_pairs() {
     return;
   released_totals_ = totals();
   released_qp_count_ = static_cast<std::uint32_t>(qps_.size());
-  std::deque<Qp>().swap(qps_); // the Core's reference stays valid: the same deque, emptied
+  qps_.clear(); // the Core's reference stays valid: the same container, emptied and its memory given back
   stages_->recv.release();
 }
 const QpTrafficCounters& Hca::qp_traffic_counters(std::uint32_t qpn) const {

@@ -24,7 +24,6 @@
 
 #include <array>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <span>
@@ -43,6 +42,7 @@
 #include "sim/host_runtime.h"
 #include "sim/pool.h"
 #include "sim/simulator.h"
+#include "sim/stable_vector.h"
 #include "sim/trace.h"
 
 namespace ib::hca {
@@ -290,7 +290,7 @@ private:
   Wire& wire_;
   pcie::HostMemory& memory_;
   std::unique_ptr<pcie::Bus> bus_;
-  std::deque<Qp> qps_; ///< by index; a deque grows without moving them (no copy of every QP at each doubling)
+  sim::StableVector<Qp> qps_; ///< by index; grows in chunks without moving them (no copy at each doubling)
   /// Set by release_queue_pairs(): what totals() and qp_count() answer from then on.
   std::optional<QpCounters> released_totals_;
   std::uint32_t released_qp_count_ = 0;
