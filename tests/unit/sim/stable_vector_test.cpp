@@ -16,12 +16,8 @@ struct Tracked {
   std::uint32_t id;
   std::string name;
   std::uint8_t padding[600] = {};
-  Tracked(std::uint32_t i, std::string n) : id(i), name(std::move(n)) {
-    ++alive;
-  }
-  Tracked(Tracked&& other) noexcept : id(other.id), name(std::move(other.name)) {
-    ++alive;
-  }
+  Tracked(std::uint32_t i, std::string n) : id(i), name(std::move(n)) { ++alive; }
+  Tracked(Tracked&& other) noexcept : id(other.id), name(std::move(other.name)) { ++alive; }
   Tracked(const Tracked&) = delete;
   ~Tracked() { --alive; }
 };
