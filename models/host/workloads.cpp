@@ -106,12 +106,13 @@ LatencyStats summarize(std::vector<sim::Time> samples) {
 void Rendezvous::publish(HostId host, HostId peer, int tag, std::uint16_t lid, std::uint32_t qpn) {
   if (2 * (used_ + 1) > slots_.size())
     grow();
-  std::size_t i = find(host, peer, tag);
-  if (i == slots_.size()) {
-    for (i = home(host, peer, tag); slots_[i].used; i = (i + 1) & (slots_.size() - 1)) {
-    }
+  // One probe: it ends at the entry's slot (a second publish replaces it) or at the first free one.
+  std::size_t i = home(host, peer, tag);
+  for (; slots_[i].used; i = (i + 1) & (slots_.size() - 1))
+    if (slots_[i].host == host && slots_[i].peer == peer && slots_[i].tag == tag)
+      break;
+  if (!slots_[i].used)
     ++used_;
-  }
   slots_[i] = Slot{host, peer, tag, qpn, lid, true};
 }
 
